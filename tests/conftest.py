@@ -1,0 +1,77 @@
+"""Shared fixtures: a ToolHost on a temp worktree and a scriptable headless editor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tools.editor import EditorBridge
+from tools.host import ToolHost
+from tools.permission import PermissionReply, PermissionRequest
+from tools.result import ToolResult
+
+
+class RecordingEditor(EditorBridge):
+    """Answers every ask with ``reply`` and records the asks and updates it saw."""
+
+    def __init__(self, reply: str = "once", message: str | None = None) -> None:
+        super().__init__()
+        self.reply = reply
+        self.message = message
+        self.asks: list[PermissionRequest] = []
+        self.updates: list[dict[str, Any]] = []
+        self.buffers: dict[Path, str] = {}
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
+        self.asks.append(request)
+        return PermissionReply(self.reply, self.message)  # type: ignore[arg-type]
+
+    def unsaved_text(self, path: Path) -> str | None:
+        return self.buffers.get(path)
+
+    def notify_update(self, update: dict[str, Any]) -> None:
+        self.updates.append(update)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLHOST_DATA_DIR", str(tmp_path_factory.mktemp("toolhost-data")))
+
+
+@pytest.fixture
+def worktree(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def editor() -> RecordingEditor:
+    return RecordingEditor()
+
+
+@pytest.fixture
+def host(worktree: Path) -> ToolHost:
+    return ToolHost(worktree)
+
+
+class Runner:
+    """``await run("read", {...})`` with one session shared across calls."""
+
+    def __init__(self, host: ToolHost, editor: RecordingEditor) -> None:
+        self.host = host
+        self.editor = editor
+        self.session_id = "ses_test"
+
+    async def __call__(self, tool: str, args: Any, **kwargs: Any) -> ToolResult:
+        return await self.host.execute(
+            tool, args, editor=self.editor, session_id=self.session_id, **kwargs
+        )
+
+
+@pytest.fixture
+def run(host: ToolHost, editor: RecordingEditor) -> Iterator[Runner]:
+    yield Runner(host, editor)

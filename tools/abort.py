@@ -1,0 +1,55 @@
+"""The abort signal a tool checks while it works.
+
+Async code is cancelled by the event loop; work that runs in a worker thread cannot
+be, so it polls this signal between steps and stops with ``Aborted``.  Nothing is
+left half written because every write is a single atomic rename at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class Aborted(Exception):
+    """Raised inside worker threads when the call was cancelled."""
+
+
+class AbortSignal:
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    @property
+    def aborted(self) -> bool:
+        return self._event.is_set()
+
+    def abort(self) -> None:
+        self._event.set()
+
+    def check(self) -> None:
+        """Raise ``Aborted`` if the call was cancelled (for worker threads)."""
+        if self._event.is_set():
+            raise Aborted()
+
+
+async def run_blocking(abort: AbortSignal, fn: Callable[..., T], *args: object) -> T:
+    """Run ``fn`` in a worker thread; on cancellation, signal it and wait for it to stop.
+
+    Waiting (rather than abandoning the thread) is what guarantees that a cancelled
+    call has really stopped touching files when the cancellation is answered.
+    """
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(None, fn, *args)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        abort.abort()
+        # The thread's own outcome no longer matters; only that it has stopped.
+        with contextlib.suppress(BaseException):
+            await future
+        raise

@@ -1,0 +1,19 @@
+"""The built-in tools, one module each, with the model-facing prose in ``<id>.txt``."""
+
+from __future__ import annotations
+
+import importlib
+
+from tools.tool import Tool
+
+BUILTIN_MODULES = ("read", "write", "edit", "multiedit", "glob", "grep", "list")
+
+
+def builtin_tools() -> list[Tool]:
+    return [importlib.import_module(f"tools.builtin.{name}").tool for name in BUILTIN_MODULES]
+
+
+def invalid_tool() -> Tool:
+    from tools.builtin.invalid import tool
+
+    return tool

@@ -1,0 +1,23 @@
+"""Answers calls to tools that do not exist (never listed)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from tools.context import ToolContext
+from tools.errors import ToolError
+from tools.tool import define
+
+
+class InvalidParams(BaseModel):
+    tool: str
+    error: str
+
+
+async def execute(args: InvalidParams, ctx: ToolContext) -> str:
+    raise ToolError(
+        f"The arguments provided to the tool are invalid: {args.error}", kind="unknown_tool"
+    )
+
+
+tool = define("invalid", parameters=InvalidParams, execute=execute, kind="other")

@@ -1,0 +1,120 @@
+"""The context a tool's ``execute`` receives (reference §1.5)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from tools.abort import AbortSignal, run_blocking
+from tools.editor import EditorBridge
+from tools.permission import PermissionRequest
+
+if TYPE_CHECKING:
+    from tools.host import ToolHost
+    from tools.session import Session
+
+T = TypeVar("T")
+
+UPDATE_INTERVAL_SECONDS = 0.1
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    provider_id: str
+    model_id: str
+
+    def to_wire(self) -> dict[str, str]:
+        return {"providerID": self.provider_id, "modelID": self.model_id}
+
+
+@dataclass
+class ToolContext:
+    host: ToolHost
+    session: Session
+    tool: str
+    call_id: str
+    message_id: str = ""
+    agent: str = "build"
+    model: ModelRef | None = None
+    editor: EditorBridge = field(default_factory=EditorBridge)
+    abort: AbortSignal = field(default_factory=AbortSignal)
+    _last_update: float = 0.0
+    _pending_update: dict[str, Any] | None = None
+    _flush_handle: asyncio.TimerHandle | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+    @property
+    def worktree(self) -> Path:
+        return self.host.worktree
+
+    @property
+    def directory(self) -> Path:
+        return self.host.directory
+
+    async def ask(
+        self,
+        permission: str,
+        patterns: list[str],
+        always: list[str],
+        metadata: dict[str, Any] | None = None,
+        title: str | None = None,
+    ) -> None:
+        """Return when allowed; raise a permission error when denied or rejected."""
+        request = PermissionRequest(
+            session_id=self.session_id,
+            call_id=self.call_id,
+            message_id=self.message_id,
+            tool=self.tool,
+            permission=permission,
+            patterns=patterns,
+            always=always,
+            title=title or f"{self.tool}: {', '.join(patterns)}",
+            metadata=metadata or {},
+        )
+        await self.host.permissions.ask(request, self.agent, self.editor.ask_permission)
+
+    def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
+        """Report progress (``tools/update``), at most every 100 ms; the latest wins."""
+        update: dict[str, Any] = {
+            "sessionID": self.session_id,
+            "callID": self.call_id,
+            "metadata": metadata or {},
+        }
+        if title is not None:
+            update["title"] = title
+        now = time.monotonic()
+        if now - self._last_update >= UPDATE_INTERVAL_SECONDS and self._flush_handle is None:
+            self._send(update)
+            return
+        self._pending_update = update
+        if self._flush_handle is None:
+            delay = max(0.0, UPDATE_INTERVAL_SECONDS - (now - self._last_update))
+            self._flush_handle = asyncio.get_running_loop().call_later(delay, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_handle = None
+        if self._pending_update is not None:
+            update, self._pending_update = self._pending_update, None
+            self._send(update)
+
+    def _send(self, update: dict[str, Any]) -> None:
+        self._last_update = time.monotonic()
+        self.editor.notify_update(update)
+
+    def finish(self) -> None:
+        """Drop queued progress: the final result supersedes it."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        self._pending_update = None
+
+    async def run_blocking(self, fn: Callable[..., T], *args: object) -> T:
+        """Run file work in a worker thread that stops when the call is cancelled."""
+        return await run_blocking(self.abort, fn, *args)

@@ -1,0 +1,116 @@
+"""ToolHost: one worktree's tools, sessions, permissions and config, editor-agnostic.
+
+The server and ``toolhost run`` both call ``ToolHost.execute``; the editor they
+sit in reaches tools only through the ``EditorBridge`` passed per call.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from tools.config import Config
+from tools.context import ModelRef, ToolContext
+from tools.editor import EditorBridge
+from tools.permission import (
+    AGENT_RULES,
+    PermissionService,
+    Ruleset,
+    default_rules,
+    rules_from_config,
+)
+from tools.registry import Registry
+from tools.result import ToolResult
+from tools.session import Sessions
+from tools.tool import Tool
+from tools.truncation import output_dir
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+
+
+class ToolHost:
+    def __init__(
+        self,
+        worktree: Path,
+        *,
+        directory: Path | None = None,
+        config: Config | None = None,
+        tools: Iterable[Tool] | None = None,
+    ) -> None:
+        from tools.builtin import builtin_tools, invalid_tool
+
+        self.worktree = Path(os.path.abspath(worktree))
+        self.directory = Path(os.path.abspath(directory)) if directory else self.worktree
+        self.config = config or Config()
+        self.registry = Registry(builtin_tools() if tools is None else tools, invalid_tool())
+        self.sessions = Sessions()
+        self.permissions = PermissionService(self._rules_for)
+
+    def _rules_for(self, agent: str) -> Ruleset:
+        return [
+            *default_rules(output_dir()),
+            *rules_from_config(AGENT_RULES.get(agent)),
+            *self.config.rules,
+        ]
+
+    def set_config(self, config: Config) -> None:
+        self.config = config
+
+    def task_available(self, agent: str) -> bool:
+        return (
+            self.registry.get("task") is not None
+            and self.permissions.evaluate(agent, "task", "*").action != "deny"
+        )
+
+    def offered(
+        self, *, model: ModelRef | None = None, capabilities: frozenset[str] = frozenset()
+    ) -> list[Tool]:
+        return self.registry.offered(model=model, config=self.config, capabilities=capabilities)
+
+    async def execute(
+        self,
+        tool_id: str,
+        args: Any,
+        *,
+        editor: EditorBridge | None = None,
+        session_id: str | None = None,
+        call_id: str | None = None,
+        message_id: str = "",
+        agent: str = "build",
+        model: ModelRef | None = None,
+    ) -> ToolResult:
+        editor = editor or EditorBridge()
+        session = self.sessions.get(session_id or new_id("ses"))
+        tool = self.registry.get(tool_id)
+        if tool is None:
+            available = self.offered(model=model, capabilities=editor.capabilities())
+            tool, args = self.registry.invalid, {
+                "tool": tool_id,
+                "error": f"Model tried to call unavailable tool '{tool_id}'. "
+                f"Available tools: {', '.join(t.id for t in available)}.",
+            }
+        elif not self.config.is_enabled(tool.id):
+            return ToolResult(
+                title=tool.id,
+                output=f"The '{tool.id}' tool is disabled in this project's configuration "
+                f'(tools: {{"{tool.id}": false}}), so it cannot be used. Do the task with '
+                "the tools that are available.",
+                metadata={"error": "permission_denied"},
+                is_error=True,
+            )
+        ctx = ToolContext(
+            host=self,
+            session=session,
+            tool=tool.id,
+            call_id=call_id or new_id("call"),
+            message_id=message_id,
+            agent=agent,
+            model=model,
+            editor=editor,
+        )
+        return await tool.run(args, ctx)

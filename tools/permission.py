@@ -1,0 +1,271 @@
+"""Permission rules and the ask flow, following OpenCode's ``permission/next.ts``.
+
+A ruleset is an ordered list of ``Rule``; the *last* rule whose permission and
+pattern both wildcard-match decides, and with no match the answer is ``ask``.
+Rule sources (built-in defaults, agent rules, config files, "always" approvals) are
+simply concatenated, so a new source is one more list in ``PermissionService``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from tools.errors import PermissionDeniedError, PermissionRejectedError
+
+Action = Literal["allow", "deny", "ask"]
+ReplyKind = Literal["once", "always", "reject"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    permission: str
+    pattern: str
+    action: Action
+
+    def to_wire(self) -> dict[str, str]:
+        return {"permission": self.permission, "pattern": self.pattern, "action": self.action}
+
+
+Ruleset = list[Rule]
+
+
+@lru_cache(maxsize=4096)
+def _wildcard_regex(pattern: str) -> re.Pattern[str]:
+    pattern = pattern.replace("\\", "/")
+    # A trailing " *" also matches the bare command: "ls *" matches "ls".
+    optional_tail = pattern.endswith(" *")
+    body = pattern[:-2] if optional_tail else pattern
+    parts = []
+    for ch in body:
+        if ch == "*":
+            parts.append(".*")
+        elif ch == "?":
+            parts.append(".")
+        else:
+            parts.append(re.escape(ch))
+    regex = "".join(parts)
+    if optional_tail:
+        regex += "( .*)?"
+    return re.compile(f"^{regex}$", re.DOTALL)
+
+
+def wildcard_match(text: str, pattern: str) -> bool:
+    """OpenCode's wildcard: ``*`` crosses ``/``, ``?`` is one character, anchored."""
+    return _wildcard_regex(pattern).match(text.replace("\\", "/")) is not None
+
+
+def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
+    """The last matching rule across the concatenated rulesets, else an ``ask`` rule."""
+    found: Rule | None = None
+    for ruleset in rulesets:
+        for rule in ruleset:
+            if wildcard_match(permission, rule.permission) and wildcard_match(
+                pattern, rule.pattern
+            ):
+                found = rule
+    return found or Rule(permission, "*", "ask")
+
+
+def expand_home(pattern: str) -> str:
+    home = str(Path.home())
+    if pattern == "~" or pattern == "$HOME":
+        return home
+    for prefix in ("~/", "$HOME/"):
+        if pattern.startswith(prefix):
+            return home + "/" + pattern[len(prefix) :]
+    return pattern
+
+
+def rules_from_config(permission: str | Mapping[str, Any] | None) -> Ruleset:
+    """OpenCode's ``permission`` config: one action, per-tool actions, or pattern maps."""
+    if permission is None:
+        return []
+    if isinstance(permission, str):
+        return [Rule("*", "*", _action(permission, "permission"))]
+    rules: Ruleset = []
+    for perm, value in permission.items():
+        if isinstance(value, str):
+            rules.append(Rule(perm, "*", _action(value, f"permission.{perm}")))
+        elif isinstance(value, Mapping):
+            for pattern, action in value.items():
+                where = f"permission.{perm}.{pattern}"
+                rules.append(Rule(perm, expand_home(str(pattern)), _action(action, where)))
+        else:
+            raise ValueError(f"permission.{perm} must be an action or a map of pattern to action")
+    return rules
+
+
+def _action(value: object, where: str) -> Action:
+    if value in ("allow", "deny", "ask"):
+        return value  # type: ignore[return-value]
+    raise ValueError(f"{where} must be one of allow, ask, deny (got {value!r})")
+
+
+def default_rules(tool_output_dir: Path) -> Ruleset:
+    """OpenCode's built-in defaults (reference §3.3)."""
+    return rules_from_config(
+        {
+            "*": "allow",
+            "doom_loop": "ask",
+            "external_directory": {"*": "ask", f"{tool_output_dir.as_posix()}/*": "allow"},
+            "question": "deny",
+            "plan_enter": "deny",
+            "plan_exit": "deny",
+            "read": {"*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow"},
+        }
+    )
+
+
+_READ_ONLY_TOOLS = ("grep", "glob", "list", "bash", "webfetch", "websearch", "codesearch", "read")
+
+AGENT_RULES: dict[str, dict[str, Any]] = {
+    "build": {"question": "allow", "plan_enter": "allow"},
+    "plan": {"edit": {"*": "deny", ".opencode/plans/*.md": "allow"}},
+    "explore": {"*": "deny", **dict.fromkeys(_READ_ONLY_TOOLS, "allow")},
+    "general": {"todowrite": "deny", "todoread": "deny"},
+}
+
+
+# Tools whose permission name differs from their id (the edit family shares "edit").
+PERMISSION_OF_TOOL = {"write": "edit", "multiedit": "edit", "apply_patch": "edit", "patch": "edit"}
+
+
+def permission_name(tool_id: str) -> str:
+    return PERMISSION_OF_TOOL.get(tool_id, tool_id)
+
+
+@dataclass
+class PermissionRequest:
+    session_id: str
+    call_id: str
+    message_id: str
+    tool: str
+    permission: str
+    patterns: list[str]
+    always: list[str]
+    title: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "sessionID": self.session_id,
+            "callID": self.call_id,
+            "tool": self.tool,
+            "permission": self.permission,
+            "patterns": self.patterns,
+            "always": self.always,
+            "title": self.title,
+            "metadata": self.metadata,
+        }
+
+
+@dataclass(frozen=True)
+class PermissionReply:
+    reply: ReplyKind
+    message: str | None = None
+
+
+Asker = Callable[[PermissionRequest], Awaitable[PermissionReply]]
+
+REJECTED = "The user rejected permission to use this specific tool call."
+
+
+def headless_rejection(request: PermissionRequest) -> PermissionRejectedError:
+    """What a call gets when nobody can be asked: a rejection that says how to allow it."""
+    example = {"permission": {request.permission: {request.patterns[0]: "allow"}}}
+    return PermissionRejectedError(
+        f"This call needs the `{request.permission}` permission for "
+        f"{', '.join(request.patterns)}, and no one could be asked: the client answers no "
+        "permission prompts. It was not run. A user can allow it in opencode.json, e.g. "
+        f"{json.dumps(example)}, or approve it with `toolhost run --yes`."
+    )
+
+
+class PermissionService:
+    """Evaluates asks against the rule sources and, for ``ask``, asks someone.
+
+    "Always" approvals live here, in memory, for every session of this worktree
+    (as in OpenCode: they are not written to disk).
+    """
+
+    def __init__(self, base_rules: Callable[[str], Ruleset]) -> None:
+        self._base_rules = base_rules  # agent name -> defaults + agent + config rules
+        self.approved: Ruleset = []
+        self._pending: dict[str, set[asyncio.Future[PermissionReply]]] = {}
+
+    def ruleset(self, agent: str) -> Ruleset:
+        return self._base_rules(agent)
+
+    def evaluate(self, agent: str, permission: str, pattern: str) -> Rule:
+        return evaluate(permission, pattern, self.ruleset(agent), self.approved)
+
+    async def ask(self, request: PermissionRequest, agent: str, asker: Asker) -> None:
+        """Return when every pattern is allowed; raise when one is denied or rejected."""
+        ruleset = self.ruleset(agent)
+        needs_ask = False
+        for pattern in request.patterns:
+            rule = evaluate(request.permission, pattern, ruleset, self.approved)
+            if rule.action == "deny":
+                relevant = [
+                    r.to_wire()
+                    for r in (*ruleset, *self.approved)
+                    if wildcard_match(request.permission, r.permission)
+                ]
+                raise PermissionDeniedError(
+                    "The user has specified a rule which prevents you from using this specific "
+                    f"tool call. Here are some of the relevant rules {json.dumps(relevant)}",
+                    metadata={"rule": rule.to_wire()},
+                )
+            if rule.action == "ask":
+                needs_ask = True
+        if not needs_ask:
+            return
+        reply = await self._ask_once(request, asker)
+        if reply.reply == "reject":
+            self._reject_pending(request.session_id)
+            if reply.message:
+                raise PermissionRejectedError(
+                    "The user rejected permission to use this specific tool call with the "
+                    f"following feedback: {reply.message}",
+                    metadata={"feedback": reply.message},
+                )
+            raise PermissionRejectedError(REJECTED)
+        if reply.reply == "always":
+            self.approved.extend(Rule(request.permission, p, "allow") for p in request.always)
+
+    async def _ask_once(self, request: PermissionRequest, asker: Asker) -> PermissionReply:
+        # The client's answer races with a rejection of the whole session (OpenCode
+        # rejects every other pending ask of a session when the user rejects one).
+        loop = asyncio.get_running_loop()
+        rejected_elsewhere: asyncio.Future[PermissionReply] = loop.create_future()
+        pending = self._pending.setdefault(request.session_id, set())
+        pending.add(rejected_elsewhere)
+        answer = asyncio.ensure_future(asker(request))
+        try:
+            done, _ = await asyncio.wait(
+                {answer, rejected_elsewhere}, return_when=asyncio.FIRST_COMPLETED
+            )
+            if answer in done:
+                return answer.result()
+            return rejected_elsewhere.result()
+        finally:
+            pending.discard(rejected_elsewhere)
+            if not answer.done():
+                answer.cancel()
+
+    def _reject_pending(self, session_id: str) -> None:
+        for future in list(self._pending.get(session_id, ())):
+            if not future.done():
+                future.set_result(PermissionReply("reject"))
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes")

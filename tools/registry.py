@@ -1,0 +1,72 @@
+"""Which tools exist, in which order, and which ones a given caller is offered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tools.config import Config
+from tools.context import ModelRef
+from tools.tool import Tool
+
+# OpenCode's registry order, with toolhost's extra built-ins (list, multiedit, lsp)
+# in the places OpenCode's older releases had them.
+BUILTIN_ORDER = (
+    "bash",
+    "read",
+    "glob",
+    "grep",
+    "list",
+    "edit",
+    "write",
+    "multiedit",
+    "task",
+    "webfetch",
+    "todowrite",
+    "todoread",
+    "skill",
+    "apply_patch",
+    "lsp",
+)
+
+EDIT_FAMILY = ("edit", "write", "multiedit")
+
+
+def uses_apply_patch(model: ModelRef | None) -> bool:
+    """GPT models (but not gpt-4 or the open-weight ones) are given apply_patch."""
+    if model is None:
+        return False
+    model_id = model.model_id.lower()
+    return "gpt-" in model_id and "gpt-4" not in model_id and "oss" not in model_id
+
+
+class Registry:
+    def __init__(self, builtins: Iterable[Tool], invalid: Tool, custom: Iterable[Tool] = ()):
+        rank = {tool_id: i for i, tool_id in enumerate(BUILTIN_ORDER)}
+        ordered = sorted(builtins, key=lambda t: (rank.get(t.id, len(rank)), t.id))
+        custom_tools = sorted(custom, key=lambda t: t.id)
+        overridden = {t.id for t in custom_tools}
+        self.tools: list[Tool] = [t for t in ordered if t.id not in overridden] + custom_tools
+        self.invalid = invalid
+        self._by_id = {t.id: t for t in self.tools}
+
+    def get(self, tool_id: str) -> Tool | None:
+        """The tool for an id; a case-only mismatch (``Read``) finds the real tool."""
+        return self._by_id.get(tool_id) or self._by_id.get(tool_id.lower())
+
+    def offered(
+        self,
+        *,
+        model: ModelRef | None,
+        config: Config,
+        capabilities: frozenset[str],
+    ) -> list[Tool]:
+        """The catalogue a model sees, filtered for the model, the config and the client."""
+        patch = uses_apply_patch(model)
+        hidden = set(EDIT_FAMILY) if patch else {"apply_patch"}
+        return [
+            tool
+            for tool in self.tools
+            if tool.id not in hidden
+            and config.is_enabled(tool.id)
+            and tool.requires <= capabilities
+        ]

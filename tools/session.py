@@ -1,0 +1,68 @@
+"""Per-session state: read stamps for read-before-write (reference §4)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tools.errors import ToolError
+
+# Coarse file systems report mtimes rounded; 50 ms matches OpenCode's tolerance.
+TOLERANCE_NS = 50_000_000
+
+
+@dataclass
+class Session:
+    id: str
+    read_stamps: dict[str, int] = field(default_factory=dict)  # path -> mtime_ns at read
+    todos: list[dict[str, Any]] = field(default_factory=list)
+
+    def record_read(self, path: Path) -> None:
+        try:
+            self.read_stamps[str(path)] = path.stat().st_mtime_ns
+        except OSError:
+            self.read_stamps.pop(str(path), None)
+
+    def assert_fresh(self, path: Path) -> None:
+        """Refuse to overwrite a file this session has not read, or that changed since."""
+        if os.environ.get("OPENCODE_DISABLE_FILETIME_CHECK", "").lower() == "true":
+            return
+        stamp = self.read_stamps.get(str(path))
+        if stamp is None:
+            raise ToolError(
+                f"You must read file {path} before overwriting it. Use the Read tool first"
+            )
+        current = path.stat().st_mtime_ns
+        if current > stamp + TOLERANCE_NS:
+            raise ToolError(
+                f"File {path} has been modified since it was last read.\n"
+                f"Last modification: {_iso(current)}\n"
+                f"Last read: {_iso(stamp)}\n\n"
+                "Please read the file again before modifying it."
+            )
+
+
+def _iso(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="milliseconds")
+
+
+class Sessions:
+    def __init__(self) -> None:
+        self._sessions: dict[str, Session] = {}
+        # One lock per file, shared by every session: concurrent edits to one file
+        # are serialised so neither overwrites the other.
+        self._file_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    def get(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = self._sessions[session_id] = Session(session_id)
+        return session
+
+    def file_lock(self, path: Path) -> asyncio.Lock:
+        return self._file_locks[str(path)]

@@ -1,0 +1,213 @@
+"""The one shell every tool goes through (OpenCode's ``Tool.define``).
+
+Validation, error conversion, cancellation and truncation live here so that a
+tool body reads as its happy path plus the failures that belong to it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from tools.errors import ToolError
+from tools.result import Attachment, ToolResult
+from tools.schema import model_schema
+from tools.truncation import truncate_output
+
+if TYPE_CHECKING:
+    from tools.context import ToolContext
+
+log = logging.getLogger("toolhost.tools")
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+Execute = Callable[[Any, "ToolContext"], Awaitable[ToolResult | dict[str, Any] | str]]
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """MCP tool annotations, so the catalogue can be re-exported unchanged."""
+
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+
+    def to_wire(self) -> dict[str, bool]:
+        return {
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        }
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+@dataclass(frozen=True)
+class Tool:
+    id: str
+    description: str
+    parameters: type[BaseModel]
+    execute: Execute
+    kind: ToolKind = "other"
+    annotations: Annotations = Annotations()
+    # Client requests this tool cannot work without (no fallback): it is not listed
+    # for clients that do not answer them.
+    requires: frozenset[str] = frozenset()
+    schema: dict[str, Any] | None = None  # filled by define(); built once, never per call
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "description": self.description,
+            "parameters": self.schema,
+            "kind": self.kind,
+            "annotations": self.annotations.to_wire(),
+        }
+
+    async def run(self, raw_args: Any, ctx: ToolContext) -> ToolResult:
+        try:
+            args = self.parameters.model_validate(raw_args)
+        except ValidationError as error:
+            return self._error(format_validation_error(self, error), "invalid_arguments")
+        try:
+            produced = await self.execute(args, ctx)
+        except ToolError as error:
+            return self._error(error.message, error.kind, error.metadata)
+        except Exception as error:  # a bug in a tool must not take the server down
+            log.exception("tool %s raised", self.id)
+            return self._error(
+                f"The {self.id} tool failed unexpectedly ({type(error).__name__}: {error}). "
+                "This is a fault in the tool, not in your input; it has been logged. "
+                "You may retry, or continue another way.",
+                "internal",
+            )
+        finally:
+            ctx.finish()
+        result = coerce_result(produced)
+        if "truncated" not in result.metadata:
+            limits = ctx.host.config.tool_output
+            cut = truncate_output(
+                result.output,
+                max_lines=limits.max_lines,
+                max_bytes=limits.max_bytes,
+                task_available=ctx.host.task_available(ctx.agent),
+            )
+            result.output = cut.text
+            result.metadata["truncated"] = cut.truncated
+            if cut.output_path:
+                result.metadata["outputPath"] = cut.output_path
+        return result
+
+    def _error(
+        self, message: str, kind: str, metadata: dict[str, Any] | None = None
+    ) -> ToolResult:
+        return ToolResult(
+            title=self.id,
+            output=message,
+            metadata={**(metadata or {}), "error": kind},
+            is_error=True,
+        )
+
+
+def coerce_result(produced: ToolResult | dict[str, Any] | str) -> ToolResult:
+    """Tools (custom ones especially) may return a string or a dict."""
+    if isinstance(produced, ToolResult):
+        return produced
+    if isinstance(produced, str):
+        return ToolResult(title="", output=produced)
+    if isinstance(produced, dict):
+        attachments = [
+            a if isinstance(a, Attachment) else Attachment(a["mime"], a["url"], a.get("filename"))
+            for a in produced.get("attachments") or []
+        ]
+        return ToolResult(
+            title=str(produced.get("title") or ""),
+            output=str(produced.get("output") or ""),
+            metadata=dict(produced.get("metadata") or {}),
+            attachments=attachments,
+        )
+    raise TypeError(f"a tool returned {type(produced).__name__}; expected str, dict or ToolResult")
+
+
+def format_validation_error(tool: Tool, error: ValidationError) -> str:
+    """Name each failing field and what it expects, then ask for a rewrite."""
+    properties = (tool.schema or {}).get("properties", {})
+    lines = [f"The {tool.id} tool was called with invalid arguments:"]
+    for issue in error.errors():
+        location = ".".join(str(part) for part in issue["loc"]) or "(arguments)"
+        top = str(issue["loc"][0]) if issue["loc"] else ""
+        expected = _expectation(properties.get(top, {}))
+        if issue["type"] == "missing":
+            problem = "is required but was not given"
+        elif issue["type"] in ("model_type", "dict_type") and not issue["loc"]:
+            problem = f"must be a JSON object of named arguments, got {_show(issue['input'])}"
+        else:
+            problem = f"{_lower_first(issue['msg'])} (got {_show(issue['input'])})"
+        line = f"- {location}: {problem}"
+        if expected:
+            line += f"; expected {expected}"
+        lines.append(line)
+    lines.append("Please rewrite the input so it satisfies the expected schema.")
+    return "\n".join(lines)
+
+
+def _expectation(prop: dict[str, Any]) -> str:
+    kind = prop.get("type")
+    if "enum" in prop:
+        return "one of " + ", ".join(repr(v) for v in prop["enum"])
+    if kind is None:
+        return ""
+    text = f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+    description = prop.get("description")
+    if description:
+        text += f" ({description.rstrip('.')})"
+    return text
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def define(
+    id: str,
+    *,
+    parameters: type[BaseModel] = NoArgs,
+    execute: Execute,
+    kind: ToolKind = "other",
+    annotations: Annotations = Annotations(),
+    requires: frozenset[str] | set[str] = frozenset(),
+    description: str | None = None,
+) -> Tool:
+    """Declare a tool. Without ``description``, ``<id>.txt`` beside the caller is read."""
+    if description is None:
+        caller = sys._getframe(1).f_globals.get("__file__")
+        if caller is None:
+            raise ValueError(f"tool {id}: no description given and no module file to look beside")
+        description = (Path(caller).with_name(f"{id}.txt")).read_text(encoding="utf-8").strip()
+    if not inspect.iscoroutinefunction(execute):
+        raise TypeError(f"tool {id}: execute must be an async function")
+    return Tool(
+        id=id,
+        description=description,
+        parameters=parameters,
+        execute=execute,
+        kind=kind,
+        annotations=annotations,
+        requires=frozenset(requires),
+        schema=model_schema(parameters),
+    )
