@@ -56,7 +56,12 @@ def prepare(ctx: ToolContext, change: FileChange) -> PreparedChange:
     return PreparedChange(change, diff, edit)
 
 
-async def commit(ctx: ToolContext, changes: list[FileChange]) -> dict[str, Any]:
+async def commit(
+    ctx: ToolContext,
+    changes: list[FileChange],
+    *,
+    ask_metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Ask ``edit`` once for all changes, write them, and return the shared metadata."""
     prepared = [prepare(ctx, change) for change in changes]
     unified = "\n".join(p.diff.unified for p in prepared if p.diff.unified)
@@ -67,6 +72,7 @@ async def commit(ctx: ToolContext, changes: list[FileChange]) -> dict[str, Any]:
         {
             "filepath": ", ".join(str(p.change.path) for p in prepared),
             "diff": trim_diff(unified),
+            **(ask_metadata or {}),
         },
         title=f"Edit {', '.join(relative(p.change.path, ctx.worktree) for p in prepared)}",
     )

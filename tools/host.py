@@ -70,7 +70,8 @@ class ToolHost:
     def offered(
         self, *, model: ModelRef | None = None, capabilities: frozenset[str] = frozenset()
     ) -> list[Tool]:
-        return self.registry.offered(model=model, config=self.config, capabilities=capabilities)
+        offered = self.registry.offered(model=model, config=self.config, capabilities=capabilities)
+        return [tool.described_for(self) for tool in offered]
 
     async def execute(
         self,
@@ -89,11 +90,14 @@ class ToolHost:
         tool = self.registry.get(tool_id)
         if tool is None:
             available = self.offered(model=model, capabilities=editor.capabilities())
-            tool, args = self.registry.invalid, {
-                "tool": tool_id,
-                "error": f"Model tried to call unavailable tool '{tool_id}'. "
-                f"Available tools: {', '.join(t.id for t in available)}.",
-            }
+            tool, args = (
+                self.registry.invalid,
+                {
+                    "tool": tool_id,
+                    "error": f"Model tried to call unavailable tool '{tool_id}'. "
+                    f"Available tools: {', '.join(t.id for t in available)}.",
+                },
+            )
         elif not self.config.is_enabled(tool.id):
             return ToolResult(
                 title=tool.id,

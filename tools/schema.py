@@ -45,6 +45,8 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
             out[key] = {name: _inline(prop, defs) for name, prop in value.items()}
         else:
             out[key] = _inline(value, defs)
+    if out.get("type") == "object" and "properties" in out:
+        out.setdefault("additionalProperties", False)
     # pydantic writes Optional[X] as anyOf [X, null]; providers prefer the plain type
     # (the field is already optional by not being required).
     any_of = out.get("anyOf")

@@ -65,4 +65,6 @@ class Sessions:
         return session
 
     def file_lock(self, path: Path) -> asyncio.Lock:
-        return self._file_locks[str(path)]
+        # Keyed on the real path, so an edit through a symlink and one to its
+        # target wait for each other.
+        return self._file_locks[os.path.realpath(path)]

@@ -10,7 +10,7 @@ import inspect
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,11 +23,14 @@ from tools.truncation import truncate_output
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
+    from tools.host import ToolHost
 
 log = logging.getLogger("toolhost.tools")
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 Execute = Callable[[Any, "ToolContext"], Awaitable[ToolResult | dict[str, Any] | str]]
+# Appends what depends on the worktree (e.g. the skills found) to the static prose.
+Describe = Callable[[str, "ToolHost"], str]
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,13 @@ class Tool:
     # for clients that do not answer them.
     requires: frozenset[str] = frozenset()
     schema: dict[str, Any] | None = None  # filled by define(); built once, never per call
+    describe: Describe | None = None
+
+    def described_for(self, host: ToolHost) -> Tool:
+        """This tool with its description completed for ``host``'s worktree."""
+        if self.describe is None:
+            return self
+        return replace(self, description=self.describe(self.description, host))
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -108,9 +118,7 @@ class Tool:
                 result.metadata["outputPath"] = cut.output_path
         return result
 
-    def _error(
-        self, message: str, kind: str, metadata: dict[str, Any] | None = None
-    ) -> ToolResult:
+    def _error(self, message: str, kind: str, metadata: dict[str, Any] | None = None) -> ToolResult:
         return ToolResult(
             title=self.id,
             output=message,
@@ -192,6 +200,7 @@ def define(
     annotations: Annotations = Annotations(),
     requires: frozenset[str] | set[str] = frozenset(),
     description: str | None = None,
+    describe: Describe | None = None,
 ) -> Tool:
     """Declare a tool. Without ``description``, ``<id>.txt`` beside the caller is read."""
     if description is None:
@@ -210,4 +219,5 @@ def define(
         annotations=annotations,
         requires=frozenset(requires),
         schema=model_schema(parameters),
+        describe=describe,
     )

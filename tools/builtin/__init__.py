@@ -10,7 +10,12 @@ BUILTIN_MODULES = ("read", "write", "edit", "multiedit", "glob", "grep", "list")
 
 
 def builtin_tools() -> list[Tool]:
-    return [importlib.import_module(f"tools.builtin.{name}").tool for name in BUILTIN_MODULES]
+    """Each module exposes ``tool``, or ``tools`` when it defines several (todo)."""
+    found: list[Tool] = []
+    for name in BUILTIN_MODULES:
+        module = importlib.import_module(f"tools.builtin.{name}")
+        found.extend(getattr(module, "tools", None) or [module.tool])
+    return found
 
 
 def invalid_tool() -> Tool:

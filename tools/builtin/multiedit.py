@@ -1,0 +1,111 @@
+"""``multiedit``: several edits to one file, all or nothing (reference §6.4).
+
+Unlike OpenCode, which runs ``edit`` once per entry and leaves earlier entries
+applied when a later one fails, the edits are applied in memory in order and the
+file is written once, with one ``edit`` ask for the combined change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tools.builtin.edit import (
+    OUTPUT,
+    apply_edit,
+    commit_change,
+    load,
+    load_existing,
+    require_path,
+    whole_text,
+)
+from tools.changes import FileChange
+from tools.context import ToolContext
+from tools.errors import ToolError
+from tools.fsio import TextFile
+from tools.paths import assert_external_directory, relative
+from tools.replacers import IDENTICAL
+from tools.result import ToolResult
+from tools.tool import Annotations, define
+
+
+class EditEntry(BaseModel):
+    filePath: str | None = Field(
+        default=None,
+        description="Accepted for compatibility and ignored: every edit applies to the "
+        "top-level filePath",
+    )
+    oldString: str = Field(
+        description="The text to replace; an empty string in the first edit creates the file"
+    )
+    newString: str = Field(description="The text to put in its place (must differ from oldString)")
+    replaceAll: bool = Field(
+        default=False, description="Replace every occurrence of oldString (default false)"
+    )
+
+
+class MultiEditParams(BaseModel):
+    filePath: str = Field(
+        description="Path of the file to change: absolute, or relative to the project directory"
+    )
+    edits: list[EditEntry] = Field(
+        min_length=1,
+        description="The edits, applied in order, each to the result of the one before",
+    )
+
+
+def apply_all(
+    path: Path, before: TextFile | None, edits: list[EditEntry]
+) -> tuple[str, list[dict[str, Any]], bool]:
+    """The text after every edit, a summary per edit, and whether a BOM was discarded."""
+    text = before.text if before else ""
+    results: list[dict[str, Any]] = []
+    bom_discarded = False
+    for index, entry in enumerate(edits, 1):
+        try:
+            if entry.oldString == entry.newString:
+                raise ToolError(IDENTICAL)
+            if entry.oldString == "":
+                text, bom_discarded = whole_text(before, entry.newString)
+                count = 1
+            else:
+                text, count = apply_edit(text, entry.oldString, entry.newString, entry.replaceAll)
+        except ToolError as error:
+            raise ToolError(
+                f"Edit {index} of {len(edits)} failed: {error.message}\n\n"
+                f"No edits were applied: {path} was left unchanged. Fix edit {index} and "
+                "send all the edits again.",
+                kind=error.kind,
+                metadata={"failedEdit": index},
+            ) from error
+        results.append({"index": index, "replaced": True, "replacements": count})
+    return text, results, bom_discarded
+
+
+async def execute(args: MultiEditParams, ctx: ToolContext) -> ToolResult:
+    path = require_path(args.filePath, ctx)
+    await assert_external_directory(ctx, path, "file")
+    creates = args.edits[0].oldString == ""
+    async with ctx.host.sessions.file_lock(path):
+        if creates:
+            before = await load(ctx, path)
+        else:
+            before = await load_existing(ctx, path)
+            ctx.session.assert_fresh(path)
+        after, results, bom_discarded = await ctx.run_blocking(apply_all, path, before, args.edits)
+        metadata = await commit_change(ctx, FileChange(path, before, after))
+    metadata.update(filepath=str(path), results=results)
+    if bom_discarded:
+        metadata["bomDiscarded"] = True
+    return ToolResult(title=relative(path, ctx.worktree), output=OUTPUT, metadata=metadata)
+
+
+tool = define(
+    "multiedit",
+    parameters=MultiEditParams,
+    execute=execute,
+    kind="edit",
+    annotations=Annotations(destructive=True, idempotent=False),
+)

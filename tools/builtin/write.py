@@ -1,0 +1,47 @@
+"""``write``: create a file or replace all of it (reference §6.2)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from tools.builtin.edit import commit_change, load, require_path, whole_text
+from tools.changes import FileChange
+from tools.context import ToolContext
+from tools.paths import assert_external_directory, relative
+from tools.result import ToolResult
+from tools.tool import Annotations, define
+
+
+class WriteParams(BaseModel):
+    filePath: str = Field(
+        description="Path of the file to write: absolute, or relative to the project directory"
+    )
+    content: str = Field(description="The complete new content of the file")
+
+
+async def execute(args: WriteParams, ctx: ToolContext) -> ToolResult:
+    path = require_path(args.filePath, ctx)
+    await assert_external_directory(ctx, path, "file")
+    async with ctx.host.sessions.file_lock(path):
+        before = await load(ctx, path)
+        if before is not None:
+            ctx.session.assert_fresh(path)
+        after, bom_discarded = whole_text(before, args.content)
+        metadata = await commit_change(ctx, FileChange(path, before, after))
+    metadata.update(filepath=str(path), exists=before is not None)
+    if bom_discarded:
+        metadata["bomDiscarded"] = True
+    return ToolResult(
+        title=relative(path, ctx.worktree),
+        output="Wrote file successfully.",
+        metadata=metadata,
+    )
+
+
+tool = define(
+    "write",
+    parameters=WriteParams,
+    execute=execute,
+    kind="edit",
+    annotations=Annotations(destructive=True, idempotent=False),
+)
