@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tools.context import ToolContext
 from tools.errors import ToolError
@@ -10,8 +10,8 @@ from tools.tool import define
 
 
 class InvalidParams(BaseModel):
-    tool: str
-    error: str
+    tool: str = Field(description="The tool id the model asked for")
+    error: str = Field(description="Why the call could not be made")
 
 
 async def execute(args: InvalidParams, ctx: ToolContext) -> str:
