@@ -1,0 +1,433 @@
+"""``apply_patch``: add, update, move and delete files from one patch (reference §6.5).
+
+Unlike OpenCode, which writes file after file and can stop half way, the patch is
+verified entirely first (parsed, every path resolved and checked, every new text
+computed in memory), then written as one transaction: if any file cannot be
+written, the files already changed are restored and nothing is left applied.
+
+Hunks apply in order to the state the earlier hunks left, so two hunks for one
+file compose instead of the later one overwriting the earlier.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import dataclasses
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tools.context import ToolContext
+from tools.diff import (
+    FileDiff,
+    create_file_edit,
+    delete_file_edit,
+    diff_texts,
+    trim_diff,
+    workspace_edit,
+)
+from tools.errors import ToolError
+from tools.fsio import TextFile, read_text, to_line_endings
+from tools.patch import (
+    AddHunk,
+    DeleteHunk,
+    Hunk,
+    PatchError,
+    UpdateHunk,
+    add_file_text,
+    derive_new_contents,
+    is_empty_patch,
+    parse_patch,
+)
+from tools.paths import assert_external_directory, relative, resolve
+from tools.result import ToolResult
+from tools.tool import Annotations, define
+from tools.transaction import Transaction, TransactionFailed
+
+VERIFY = "apply_patch verification failed: "
+SUCCESS = "Success. Updated the following files:"
+BOM_CHAR = "\ufeff"
+
+ChangeType = Literal["add", "update", "delete", "move"]
+
+
+class ApplyPatchParams(BaseModel):
+    patchText: str = Field(
+        description="The whole patch, from '*** Begin Patch' to '*** End Patch', describing "
+        "every file to add, update, move or delete"
+    )
+
+
+@dataclass
+class Target:
+    hunk: Hunk
+    path: Path
+    move_path: Path | None = None
+
+
+@dataclass
+class PatchChange:
+    """One hunk, verified: what its file held before it and holds after it."""
+
+    type: ChangeType
+    path: Path
+    before: TextFile | None  # the source as the earlier hunks left it; None: absent
+    after: TextFile | None  # the target's new state; None: deleted
+    move_path: Path | None = None
+    replaced: TextFile | None = None  # a move's destination before it was overwritten
+
+    @property
+    def target(self) -> Path:
+        return self.move_path or self.path
+
+
+@dataclass
+class Plan:
+    changes: list[PatchChange]
+    originals: dict[Path, TextFile | None]  # what each path holds on disk now
+    finals: dict[Path, TextFile | None]  # what it will hold; None: absent
+
+
+# --- verifying: every new text, in memory ----------------------------------------------------
+
+
+class _NotAFile(Exception):
+    """A directory (or device, socket...) where the patch needs a file."""
+
+
+class Overlay:
+    """The files as the patch's earlier hunks left them, falling back to the disk."""
+
+    def __init__(self) -> None:
+        self.originals: dict[Path, TextFile | None] = {}
+        self.state: dict[Path, TextFile | None] = {}
+
+    def get(self, path: Path) -> TextFile | None:
+        if path not in self.state:
+            original = _read(path)
+            self.originals[path] = original
+            self.state[path] = original
+        return self.state[path]
+
+    def set(self, path: Path, value: TextFile | None) -> None:
+        self.get(path)  # remember the original before the first change
+        self.state[path] = value
+
+
+def _read(path: Path) -> TextFile | None:
+    try:
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise ToolError(f"{VERIFY}Failed to read {path}: {error.strerror or error}") from error
+    if not stat.S_ISREG(info.st_mode):  # reading a FIFO would block
+        raise _NotAFile(path)
+    try:
+        return read_text(path)
+    except OSError as error:
+        raise ToolError(f"{VERIFY}Failed to read {path}: {error.strerror or error}") from error
+
+
+def plan_patch(targets: list[Target], check: Callable[[], None]) -> Plan:
+    """Apply every hunk in memory; raises ToolError before anything is written."""
+    overlay = Overlay()
+    changes: list[PatchChange] = []
+    for target in targets:
+        check()
+        hunk = target.hunk
+        if isinstance(hunk, AddHunk):
+            changes.append(_add(overlay, target.path, hunk))
+        elif isinstance(hunk, DeleteHunk):
+            changes.append(_delete(overlay, target.path))
+        else:
+            changes.append(_update(overlay, target.path, target.move_path, hunk))
+    for path, final in overlay.state.items():
+        if final is not None:
+            _check_encodable(path, final)
+    return Plan(changes, overlay.originals, overlay.state)
+
+
+def _add(overlay: Overlay, path: Path, hunk: AddHunk) -> PatchChange:
+    try:
+        existing = overlay.get(path)
+    except _NotAFile:
+        raise ToolError(f"{VERIFY}Failed to add {path}: a directory is in the way") from None
+    text = add_file_text(hunk)
+    if existing is not None:
+        # Overwriting: like write, the file keeps its encoding, BOM and mode.
+        after = dataclasses.replace(existing, text=text.removeprefix(BOM_CHAR))
+    elif text.startswith(BOM_CHAR):
+        after = TextFile(text[1:], "utf-8", codecs.BOM_UTF8)
+    else:
+        after = TextFile(text)
+    overlay.set(path, after)
+    return PatchChange("add", path, existing, after)
+
+
+def _delete(overlay: Overlay, path: Path) -> PatchChange:
+    # Node's own messages, as OpenCode passes its read error through.
+    try:
+        existing = overlay.get(path)
+    except _NotAFile:
+        if path.is_dir():
+            raise ToolError(f"{VERIFY}EISDIR: illegal operation on a directory, read") from None
+        raise ToolError(f"{VERIFY}Failed to delete {path}: not a regular file") from None
+    if existing is None:
+        raise ToolError(f"{VERIFY}ENOENT: no such file or directory, open '{path}'")
+    overlay.set(path, None)
+    return PatchChange("delete", path, existing, None)
+
+
+def _update(overlay: Overlay, path: Path, move_path: Path | None, hunk: UpdateHunk) -> PatchChange:
+    try:
+        before = overlay.get(path)
+    except _NotAFile:
+        before = None
+    if before is None:
+        raise ToolError(f"{VERIFY}Failed to read file to update: {path}")
+    # The patch's lines are LF; a CRLF file is patched as LF and turned back.
+    text = to_line_endings(before.text, False) if before.crlf else before.text
+    try:
+        new_text = derive_new_contents(str(path), hunk.chunks, text)
+    except PatchError as error:
+        raise ToolError(f"{VERIFY}Error: {error}") from error
+    after = _keep_form(before, to_line_endings(new_text, True) if before.crlf else new_text)
+    if move_path is None or move_path == path:
+        overlay.set(path, after)
+        return PatchChange("update", path, before, after)
+    try:
+        replaced = overlay.get(move_path)
+    except _NotAFile:
+        raise ToolError(
+            f"{VERIFY}Failed to move {path} to {move_path}: a directory is in the way"
+        ) from None
+    overlay.set(move_path, after)
+    overlay.set(path, None)
+    return PatchChange("move", path, before, after, move_path, replaced)
+
+
+def _keep_form(before: TextFile, text: str) -> TextFile:
+    """The new text in the old file's encoding, BOM and mode."""
+    if text.startswith(BOM_CHAR):
+        # The patch put a BOM on the first line: OpenCode keeps it as a BOM.
+        text = text[1:]
+        if not before.bom and before.encoding == "utf-8":
+            return dataclasses.replace(before, text=text, bom=codecs.BOM_UTF8)
+    return dataclasses.replace(before, text=text)
+
+
+def _check_encodable(path: Path, final: TextFile) -> None:
+    try:
+        final.encode(final.text)
+    except UnicodeEncodeError as error:
+        bad = error.object[error.start : error.end]
+        raise ToolError(
+            f"{VERIFY}{path} is encoded as {final.encoding}, which cannot represent {bad!r} "
+            f"(U+{ord(bad[0]):04X}) in the new text. Nothing was written. Use only characters "
+            f"that {final.encoding} can encode."
+        ) from error
+
+
+# --- describing: diffs, file list and the WorkspaceEdit -------------------------------------
+
+
+@dataclass
+class Described:
+    change: PatchChange
+    diff: FileDiff
+    unified: str  # the diff text, with rename headers for a move
+    document_changes: list[dict[str, Any]]
+
+
+def describe(change: PatchChange, worktree: Path) -> Described:
+    rel = relative(change.path, worktree)
+    old = change.before.text if change.before else ""
+    new = change.after.text if change.after else ""
+    uri = change.path.as_uri()
+    if change.type == "delete":
+        diff = diff_texts(old, "", rel, new_exists=False)
+        return Described(change, diff, diff.unified, delete_file_edit(uri)["documentChanges"])
+    if change.type == "add" and change.before is None:
+        diff = diff_texts("", new, rel, old_exists=False)
+        return Described(change, diff, diff.unified, create_file_edit(uri, new)["documentChanges"])
+    if change.type != "move":
+        diff = diff_texts(old, new, rel)
+        return Described(change, diff, diff.unified, _text_edit(uri, diff))
+    assert change.move_path is not None
+    dest = relative(change.move_path, worktree)
+    diff = dataclasses.replace(diff_texts(old, new, rel), path=dest)
+    rename: dict[str, Any] = {"kind": "rename", "oldUri": uri, "newUri": change.move_path.as_uri()}
+    if change.replaced is not None:
+        rename["options"] = {"overwrite": True}
+    edits = _text_edit(change.move_path.as_uri(), diff)
+    return Described(change, diff, _rename_diff(diff.unified, rel, dest), [rename, *edits])
+
+
+def _text_edit(uri: str, diff: FileDiff) -> list[dict[str, Any]]:
+    return workspace_edit(uri, diff.edits)["documentChanges"] if diff.edits else []
+
+
+def _rename_diff(unified: str, src: str, dest: str) -> str:
+    """git's rendering of a move: rename headers, then the content change if any."""
+    header = f"diff --git a/{src} b/{dest}\n"
+    if not unified:
+        return f"{header}similarity index 100%\nrename from {src}\nrename to {dest}\n"
+    body = unified.split("\n", 1)[1]
+    files = f"--- a/{src}\n+++ b/{src}\n"
+    if body.startswith(files):
+        body = f"--- a/{src}\n+++ b/{dest}\n" + body[len(files) :]
+    return f"{header}rename from {src}\nrename to {dest}\n{body}"
+
+
+def file_entry(item: Described, worktree: Path) -> dict[str, Any]:
+    change = item.change
+    entry: dict[str, Any] = {
+        "filePath": str(change.path),
+        "relativePath": relative(change.target, worktree),
+        "type": change.type,
+        "patch": item.unified,
+        "additions": item.diff.additions,
+        "deletions": item.diff.deletions,
+    }
+    if change.move_path is not None:
+        entry["movePath"] = str(change.move_path)
+    return entry
+
+
+def summary_line(change: PatchChange, worktree: Path) -> str:
+    letter = {"add": "A", "delete": "D"}.get(change.type, "M")
+    return f"{letter} {relative(change.target, worktree)}"
+
+
+# --- writing: all files or none ---------------------------------------------------------------
+
+
+def write_plan(plan: Plan, check: Callable[[], None]) -> None:
+    """Write every changed file, then delete (so a crash part way loses no content)."""
+    transaction = Transaction(check)
+    writes = [(p, f) for p, f in plan.finals.items() if f is not None]
+    for path, final in writes:
+        data = final.encode(final.text)
+        original = plan.originals.get(path)
+        if original is None or original.encode(original.text) != data:
+            transaction.write(path, data, final.mode)
+    for path, final in plan.finals.items():
+        if final is None and plan.originals.get(path) is not None:
+            transaction.delete(path)
+    transaction.commit()
+
+
+def failure_message(error: TransactionFailed, worktree: Path) -> str:
+    head = f"Failed to apply the patch: {error}."
+    if error.unrestored:
+        stuck = ", ".join(f"{relative(p, worktree)} ({why})" for p, why in error.unrestored)
+        return (
+            f"{head} The patch was not applied, but these files could not be restored and may "
+            f"be partly changed: {stuck}. Read them before continuing."
+        )
+    if error.restored:
+        names = ", ".join(relative(p, worktree) for p in error.restored)
+        undone = f" The files already changed were restored ({names}), so no file was changed."
+    else:
+        undone = " No file was changed."
+    return f"{head}{undone} Fix the cause and send the whole patch again."
+
+
+# --- the tool ---------------------------------------------------------------------------------
+
+
+def parse(patch_text: str) -> list[Hunk]:
+    if not patch_text:
+        raise ToolError("patchText is required")
+    try:
+        hunks = parse_patch(patch_text)
+    except PatchError as error:
+        raise ToolError(f"{VERIFY}Error: {error}") from error
+    if not hunks:
+        if is_empty_patch(patch_text):
+            raise ToolError("patch rejected: empty patch")
+        raise ToolError(f"{VERIFY}no hunks found")
+    return hunks
+
+
+async def resolve_targets(ctx: ToolContext, hunks: list[Hunk]) -> list[Target]:
+    targets: list[Target] = []
+    for hunk in hunks:
+        path = resolve(hunk.path, ctx.directory)
+        await assert_external_directory(ctx, path, "file")
+        move_path = None
+        if isinstance(hunk, UpdateHunk) and hunk.move_path:
+            move_path = resolve(hunk.move_path, ctx.directory)
+            await assert_external_directory(ctx, move_path, "file")
+        targets.append(Target(hunk, path, move_path))
+    return targets
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+async def execute(args: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
+    hunks = parse(args.patchText)
+    targets = await resolve_targets(ctx, hunks)
+    paths = {t.path for t in targets} | {t.move_path for t in targets if t.move_path}
+    async with contextlib.AsyncExitStack() as locks:
+        # One order for every caller, so two patches over the same files cannot deadlock.
+        for path in sorted(paths, key=str):
+            await locks.enter_async_context(ctx.host.sessions.file_lock(path))
+        plan = await ctx.run_blocking(plan_patch, targets, ctx.abort.check)
+        described = [describe(change, ctx.worktree) for change in plan.changes]
+        files = [file_entry(item, ctx.worktree) for item in described]
+        # Move destinations are asked for too: otherwise a rule that allows editing
+        # only some paths could be bypassed by moving an allowed file elsewhere.
+        patterns = _unique(
+            [relative(t.path, ctx.worktree) for t in targets]
+            + [relative(t.move_path, ctx.worktree) for t in targets if t.move_path]
+        )
+        await ctx.ask(
+            "edit",
+            patterns,
+            ["*"],
+            {
+                "filepath": ", ".join(patterns),
+                "diff": "\n".join(trim_diff(d.unified) for d in described if d.unified),
+                "files": files,
+            },
+            title=f"Apply patch to {', '.join(patterns)}",
+        )
+        try:
+            await ctx.run_blocking(write_plan, plan, ctx.abort.check)
+        except TransactionFailed as error:
+            raise ToolError(failure_message(error, ctx.worktree)) from error
+        for path in plan.finals:
+            ctx.session.record_read(path)  # a deleted path loses its stamp
+    output = "\n".join([SUCCESS, *(summary_line(c, ctx.worktree) for c in plan.changes)])
+    document_changes = [dc for item in described for dc in item.document_changes]
+    return ToolResult(
+        title=output,
+        output=output,
+        metadata={
+            "diff": "\n".join(d.unified for d in described if d.unified),
+            "files": files,
+            "filediff": [
+                {"file": d.diff.path, "additions": d.diff.additions, "deletions": d.diff.deletions}
+                for d in described
+            ],
+            "edit": {"documentChanges": document_changes},
+        },
+    )
+
+
+tool = define(
+    "apply_patch",
+    parameters=ApplyPatchParams,
+    execute=execute,
+    kind="edit",
+    annotations=Annotations(destructive=True, idempotent=False),
+)
