@@ -52,11 +52,8 @@ class ToolHost:
         self.permissions = PermissionService(self._rules_for)
 
     def _rules_for(self, agent: str) -> Ruleset:
-        return [
-            *default_rules(output_dir()),
-            *rules_from_config(AGENT_RULES.get(agent)),
-            *self.config.rules,
-        ]
+        base = [*default_rules(output_dir()), *rules_from_config(AGENT_RULES.get(agent))]
+        return self.config.effective_rules(base)
 
     def set_config(self, config: Config) -> None:
         self.config = config
