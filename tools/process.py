@@ -1,0 +1,356 @@
+"""Running a command as a process tree that a timeout or a cancellation ends whole.
+
+``run`` spawns one process in its own session (so its own process group), with
+stdin from /dev/null and stderr on the stdout pipe (one pipe: output keeps its
+arrival order), and streams its output, decoded as UTF-8, to a callback.
+
+Ending it ("kill the tree"): SIGTERM, a 200 ms grace, then SIGKILL, sent to
+
+- its process group: everything it started that did not leave the group;
+- its descendants by parent links (``/proc/<pid>/stat``), collected *before* any
+  signal, while they are still linked: a child that called ``setsid`` left the
+  group but not the tree;
+- every process whose environment carries this run's ``TOOLHOST_RUN_ID``: the
+  double-fork idiom (``(setsid cmd &)``) orphans ``cmd`` to init, out of both the
+  group and the tree, but it still inherits the environment.
+
+The /proc scans are Linux-only and best effort (a process of another user, or one
+that cleared its environment, can escape them); elsewhere the group kill remains.
+Every path, cancellation included, reaps the spawned process: no zombie is left.
+
+When the command exits by itself, jobs it left running in the background (``cmd &``)
+are not killed, as in OpenCode: a server started that way keeps running. Output
+they write after a short grace is read and dropped, so they never block on a full
+pipe nor die of SIGPIPE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import uuid
+from collections import deque
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("toolhost.process")
+
+RUN_ID_VAR = "TOOLHOST_RUN_ID"
+SIGKILL_DELAY = 0.2  # SIGTERM → SIGKILL (OpenCode's SIGKILL_TIMEOUT_MS)
+KILL_POLL = 0.01
+# After the command exits: how long to keep reading output that is still on its way
+# before leaving the pipe to a background job that holds it open.
+EXIT_DRAIN = 0.2
+# After a kill: how long the pipe may stay open (a holder we could not signal).
+KILLED_DRAIN = 1.0
+# Output kept in memory: past this many characters the middle is dropped (head and
+# tail kept) so a runaway command (`yes`) cannot exhaust memory before its timeout.
+CAPTURE_LIMIT = 16_000_000
+
+_PROC = Path("/proc")
+
+
+@dataclass(frozen=True)
+class Finished:
+    output: str
+    exit: int | None  # None when the process was ended by a signal
+    timed_out: bool
+
+
+async def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float | None,
+    on_output: Callable[[str], None] | None = None,
+    capture_limit: int = CAPTURE_LIMIT,
+) -> Finished:
+    """Run ``argv`` to its end, or until ``timeout`` seconds, then kill its tree.
+
+    Cancellation (``asyncio.CancelledError``) kills the tree, reaps, and re-raises.
+    """
+    loop = asyncio.get_running_loop()
+    run_id = uuid.uuid4().hex
+    capture = Capture(capture_limit, on_output)
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _Protocol(capture, loop),
+        *argv,
+        cwd=cwd,
+        env={**env, RUN_ID_VAR: run_id},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    tree = ProcessTree(transport, protocol, run_id)
+    try:
+        timed_out = False
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.shield(protocol.exited)
+        except TimeoutError:
+            timed_out = True
+            await tree.kill()
+        await _settle(protocol, capture, KILLED_DRAIN if timed_out else EXIT_DRAIN)
+    except BaseException:
+        await _uninterrupted(_abandon(tree, protocol, capture))
+        raise
+    return Finished(capture.text(), _exit_code(transport.get_returncode()), timed_out)
+
+
+class _Protocol(asyncio.SubprocessProtocol):
+    """Feeds the one output pipe to a Capture and tells when the process and the pipe end.
+
+    The output is read as it comes (no back-pressure: the Capture bounds memory), so
+    the pipe never fills and a writer never blocks on it.
+    """
+
+    def __init__(self, capture: Capture, loop: asyncio.AbstractEventLoop) -> None:
+        self.capture = capture
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.output_closed: asyncio.Future[None] = loop.create_future()
+        self._transport: asyncio.SubprocessTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.capture.feed(data if isinstance(data, bytes) else data.encode())
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self.capture.feed(b"", final=True)
+        _resolve(self.output_closed)
+        self._close_when_done()
+
+    def process_exited(self) -> None:
+        _resolve(self.exited)
+        self._close_when_done()
+
+    def _close_when_done(self) -> None:
+        # Closing a transport kills a process still running: only once both ended.
+        if self.exited.done() and self.output_closed.done() and self._transport is not None:
+            self._transport.close()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class Capture:
+    """Decoded output: incremental UTF-8 (a character split across reads is kept
+    whole), bounded to ``limit`` characters by dropping the middle."""
+
+    def __init__(self, limit: int, on_output: Callable[[str], None] | None) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._on_output = on_output
+        self._half = max(1, limit // 2)
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+        self._dropped = 0
+        self.detached = False
+
+    def feed(self, data: bytes, *, final: bool = False) -> None:
+        if self.detached:
+            return
+        text = self._decoder.decode(data, final)
+        if not text:
+            return
+        self._keep(text)
+        if self._on_output is not None:
+            self._on_output(text)
+
+    def detach(self) -> None:
+        """Stop recording: what arrives from now on is read and dropped."""
+        self.feed(b"", final=True)
+        self.detached = True
+
+    def text(self) -> str:
+        head = "".join(self._head)
+        if not self._tail:
+            return head
+        tail = "".join(self._tail)
+        if self._dropped:
+            mark = f"\n\n... {self._dropped} characters of output omitted ...\n\n"
+            return head + mark + tail
+        return head + tail
+
+    def _keep(self, text: str) -> None:
+        room = self._half - self._head_len
+        if room > 0:
+            self._head.append(text[:room])
+            self._head_len += min(room, len(text))
+            text = text[room:]
+        if not text:
+            return
+        self._tail.append(text)
+        self._tail_len += len(text)
+        while self._tail_len > self._half:
+            excess = self._tail_len - self._half
+            first = self._tail[0]
+            if len(first) <= excess:
+                self._tail.popleft()
+                self._tail_len -= len(first)
+                self._dropped += len(first)
+            else:
+                self._tail[0] = first[excess:]
+                self._tail_len -= excess
+                self._dropped += excess
+
+
+async def _settle(protocol: _Protocol, capture: Capture, grace: float) -> None:
+    """Wait up to ``grace`` for the end of output; then leave the pipe to its holders."""
+    await asyncio.wait({protocol.output_closed}, timeout=grace)
+    if not protocol.output_closed.done():
+        capture.detach()
+
+
+async def _abandon(tree: ProcessTree, protocol: _Protocol, capture: Capture) -> None:
+    """The call is being cancelled (or failed): end everything, reap, stop recording."""
+    await tree.kill()
+    await _settle(protocol, capture, KILLED_DRAIN)
+
+
+async def _uninterrupted(work: Coroutine[Any, Any, None]) -> None:
+    """Run cleanup to its end even if the caller is cancelled again meanwhile."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.error("cleaning up a cancelled process failed", exc_info=task.exception())
+
+
+def _exit_code(returncode: int | None) -> int | None:
+    # asyncio reports "killed by signal N" as -N; like Node's exitCode, that is no code.
+    return returncode if returncode is not None and returncode >= 0 else None
+
+
+@dataclass(frozen=True)
+class _Stat:
+    ppid: int
+    pgrp: int
+    state: str
+    start: int  # start time in clock ticks since boot: tells a reused pid apart
+
+
+class ProcessTree:
+    """A spawned session leader plus everything it started (see the module doc)."""
+
+    def __init__(
+        self, transport: asyncio.SubprocessTransport, protocol: _Protocol, run_id: str
+    ) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self.pid = transport.get_pid()
+        self.pgid = self.pid  # start_new_session: the leader's pid is the group id
+        self._marker = f"{RUN_ID_VAR}={run_id}".encode()
+
+    async def kill(self) -> None:
+        """SIGTERM, up to 200 ms to go, SIGKILL; then reap the leader."""
+        targets = await asyncio.to_thread(self._collect, {})
+        self._signal(targets, signal.SIGTERM)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SIGKILL_DELAY
+        while loop.time() < deadline:
+            await asyncio.sleep(KILL_POLL)
+            if not await asyncio.to_thread(self._any_alive, targets):
+                break
+        else:
+            targets = await asyncio.to_thread(self._collect, targets)
+            self._signal(targets, signal.SIGKILL)
+        # asyncio's child watcher reaps the leader; wait until it has.
+        await asyncio.shield(self._protocol.exited)
+
+    def _collect(self, known: dict[int, int]) -> dict[int, int]:
+        """pid → start time of every process of this run, ``known`` ones still alive."""
+        table = _process_table()
+        found = {pid: start for pid, start in known.items() if _same(table, pid, start)}
+        if self._transport.get_returncode() is None:  # once reaped, its pid may be reused
+            children: dict[int, list[int]] = {}
+            for pid, stat in table.items():
+                children.setdefault(stat.ppid, []).append(pid)
+            stack = [self.pid]
+            while stack:
+                for child in children.get(stack.pop(), ()):
+                    if child not in found:
+                        found[child] = table[child].start
+                        stack.append(child)
+        for pid, stat in table.items():
+            if pid not in found and stat.state != "Z" and self._marked(pid):
+                found[pid] = stat.start
+        found.pop(os.getpid(), None)
+        return found
+
+    def _marked(self, pid: int) -> bool:
+        try:
+            environ = (_PROC / str(pid) / "environ").read_bytes()
+        except OSError:
+            return False
+        return any(entry == self._marker for entry in environ.split(b"\0"))
+
+    def _signal(self, targets: dict[int, int], sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, sig)
+        table = _process_table()
+        for pid, start in targets.items():
+            if _same(table, pid, start) or not table:  # no /proc: trust the pid
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+
+    def _any_alive(self, targets: dict[int, int]) -> bool:
+        table = _process_table()
+        if not table:
+            try:
+                os.killpg(self.pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                return False
+            return True
+        if any(s.pgrp == self.pgid and s.state != "Z" for s in table.values()):
+            return True
+        return any(_same(table, pid, start) for pid, start in targets.items())
+
+
+def _same(table: dict[int, _Stat], pid: int, start: int) -> bool:
+    stat = table.get(pid)
+    return stat is not None and stat.start == start and stat.state != "Z"
+
+
+def _process_table() -> dict[int, _Stat]:
+    """Every visible process's parent, group, state and start time (empty without /proc)."""
+    table: dict[int, _Stat] = {}
+    try:
+        entries = os.listdir(_PROC)
+    except OSError:
+        return table
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            raw = (_PROC / name / "stat").read_bytes()
+        except OSError:
+            continue  # it exited meanwhile
+        # "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt
+        # cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime"
+        # comm may hold spaces and parentheses: split after its last ")".
+        fields = raw[raw.rfind(b")") + 2 :].split()
+        try:
+            table[int(name)] = _Stat(
+                ppid=int(fields[1]),
+                pgrp=int(fields[2]),
+                state=fields[0].decode(),
+                start=int(fields[19]),
+            )
+        except (IndexError, ValueError):
+            continue
+    return table
