@@ -1,0 +1,174 @@
+"""Running ``rg`` as a child process that never outlives the tool call.
+
+``glob``, ``grep`` and ``list`` all stream ripgrep's stdout, often stop early
+(100 results are enough) and may be cancelled at any await.  ``Ripgrep`` owns
+the process for the length of an ``async with`` block: leaving the block by any
+route (early stop, error, ``asyncio.CancelledError``) kills rg if it is still
+running and reaps it, so no rg and no zombie survives the call.
+
+    async with Ripgrep(["--files"], cwd=root, separator=b"\\0") as rg:
+        async for records in rg:
+            ...
+            if enough:
+                break
+    rg.exit  # None when we stopped rg ourselves, else its RgExit
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from tools.errors import ToolError
+from tools.ripgrep import rg_path
+
+READ_CHUNK = 1 << 16
+# rg's stderr is kept only to explain a failure; the rest is drained and dropped
+# so a flood of messages can never block rg on a full pipe.
+STDERR_KEEP = 16 * 1024
+
+
+@dataclass(frozen=True)
+class RgExit:
+    code: int
+    stderr: str
+
+
+class Ripgrep:
+    """One rg process; iterate it for batches of output records (separator removed).
+
+    ``--no-config`` is always passed: a user's ``RIPGREP_CONFIG_PATH`` (``--max-columns``,
+    ``--smart-case``, extra globs...) must not change what the tools report or how
+    their output parses.
+    """
+
+    def __init__(
+        self, args: Sequence[str], *, cwd: Path | None = None, separator: bytes = b"\n"
+    ) -> None:
+        self._args = ["--no-config", *args]
+        self._cwd = cwd
+        self._separator = separator
+        self._proc: asyncio.subprocess.Process | None = None
+        self._stderr_task: asyncio.Task[bytes] | None = None
+        self._pending: list[bytes] = []
+        self._eof = False
+        self.exit: RgExit | None = None
+
+    async def __aenter__(self) -> Ripgrep:
+        binary = rg_path()
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                binary,
+                *self._args,
+                cwd=self._cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as error:  # e.g. a directory we may not enter, or a broken binary
+            where = f" in {self._cwd}" if self._cwd else ""
+            raise ToolError(
+                f"ripgrep could not be started{where}: {error.strerror or error}"
+            ) from error
+        self._stderr_task = asyncio.create_task(self._read_stderr())
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def __aiter__(self) -> Ripgrep:
+        return self
+
+    async def __anext__(self) -> list[bytes]:
+        """The next batch of complete records; a final unterminated one comes last."""
+        proc = self._require()
+        assert proc.stdout is not None
+        while not self._eof:
+            chunk = await proc.stdout.read(READ_CHUNK)
+            if not chunk:
+                self._eof = True
+                tail = b"".join(self._pending)
+                self._pending.clear()
+                if tail:
+                    return [tail]
+                break
+            if self._separator not in chunk:
+                self._pending.append(chunk)  # a long record: join once, not per chunk
+                continue
+            records = chunk.split(self._separator)
+            if self._pending:
+                records[0] = b"".join([*self._pending, records[0]])
+                self._pending.clear()
+            last = records.pop()
+            if last:
+                self._pending.append(last)
+            return records
+        raise StopAsyncIteration
+
+    async def close(self) -> RgExit | None:
+        """Stop rg if we have not read all of its output, reap it, and set ``exit``.
+
+        ``exit`` stays None when we stopped early: rg's status then says nothing.
+        Runs to completion even while the calling task is being cancelled: the kill
+        is synchronous and, once rg is dead, draining and reaping it are immediate.
+        """
+        proc = self._require()
+        stopped = not self._eof
+        if stopped:
+            with contextlib.suppress(ProcessLookupError):  # it may have just exited
+                proc.kill()
+        assert proc.stdout is not None
+        # Reading to EOF lets the pipe transports close normally (no ResourceWarning).
+        while await proc.stdout.read(READ_CHUNK):
+            pass
+        self._eof = True
+        stderr = await self._stderr_task if self._stderr_task else b""
+        code = await proc.wait()
+        if not stopped:
+            self.exit = RgExit(code, stderr.decode("utf-8", "replace").strip())
+        return self.exit
+
+    @property
+    def returncode(self) -> int | None:
+        """rg's raw status once reaped; negative when a signal (our kill) ended it."""
+        return self._require().returncode
+
+    async def _read_stderr(self) -> bytes:
+        proc = self._require()
+        assert proc.stderr is not None
+        kept = bytearray()
+        while chunk := await proc.stderr.read(READ_CHUNK):
+            if len(kept) < STDERR_KEEP:
+                kept += chunk[: STDERR_KEEP - len(kept)]
+        return bytes(kept)
+
+    def _require(self) -> asyncio.subprocess.Process:
+        if self._proc is None:
+            raise RuntimeError("use Ripgrep inside `async with`")
+        return self._proc
+
+
+def error_line(stderr: str) -> str:
+    """rg's message without its ``rg: `` prefix."""
+    return stderr.removeprefix("rg: ").strip()
+
+
+def check_glob_error(stderr: str, what: str) -> None:
+    """Raise a clear error when rg rejected a glob; ``what`` names the argument.
+
+    rg's message quotes the offending glob and says what is wrong with it.
+    """
+    if "error parsing glob" in stderr:
+        raise ToolError(
+            f"Invalid {what}: {error_line(stderr)}\nCorrect the pattern and try again.",
+            kind="invalid_arguments",
+        )
