@@ -6,7 +6,20 @@ import importlib
 
 from tools.tool import Tool
 
-BUILTIN_MODULES = ("read", "write", "edit", "multiedit", "glob", "grep", "list")
+BUILTIN_MODULES = (
+    "bash",
+    "read",
+    "glob",
+    "grep",
+    "list",
+    "edit",
+    "write",
+    "multiedit",
+    "webfetch",
+    "todo",
+    "skill",
+    "apply_patch",
+)
 
 
 def builtin_tools() -> list[Tool]:
