@@ -10,6 +10,10 @@ Nothing here imports pygls or lsprotocol; ``server/`` adapts this to JSON-RPC.
 
 from tools.config import Config, config_from_opencode
 from tools.context import ModelRef, ToolContext
+
+# The package attribute ``tool`` is the custom-tool API (``from tools import tool``);
+# the module ``tools.tool`` stays importable as ``from tools.tool import define``.
+from tools.custom.api import tool
 from tools.editor import EditorBridge
 from tools.errors import (
     NotFoundError,
@@ -37,4 +41,5 @@ __all__ = [
     "ToolResult",
     "config_from_opencode",
     "define",
+    "tool",
 ]

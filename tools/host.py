@@ -14,6 +14,7 @@ from typing import Any
 
 from tools.config import Config
 from tools.context import ModelRef, ToolContext
+from tools.custom.loader import CustomTools, LoadProblem
 from tools.editor import EditorBridge
 from tools.permission import (
     AGENT_RULES,
@@ -41,6 +42,7 @@ class ToolHost:
         directory: Path | None = None,
         config: Config | None = None,
         tools: Iterable[Tool] | None = None,
+        load_custom: bool = False,
     ) -> None:
         from tools.builtin import builtin_tools, invalid_tool
 
@@ -50,6 +52,34 @@ class ToolHost:
         self.registry = Registry(builtin_tools() if tools is None else tools, invalid_tool())
         self.sessions = Sessions()
         self.permissions = PermissionService(self._rules_for)
+        # Nothing is read until reload_custom(): construction stays cheap.
+        self.custom = CustomTools(self.directory, self.worktree)
+        if load_custom:
+            self.reload_custom()
+
+    def reload_custom(self) -> bool:
+        """Rescan custom tool files and plugins; True when the catalogue changed.
+
+        Blocking (imports files, may start Node.js and, once, run npm): a server
+        should call it in a worker thread, then send ``tools/listChanged`` on True.
+        """
+        if not self.custom.reload():
+            return False
+        self.registry = self.registry.with_custom(self.custom.tools)
+        return True
+
+    @property
+    def custom_problems(self) -> list[LoadProblem]:
+        """Custom tool files and plugins that could not be loaded, and why."""
+        return list(self.custom.problems)
+
+    def custom_watch_dirs(self) -> list[Path]:
+        """The folders whose changes should trigger ``reload_custom`` (may not exist yet)."""
+        return self.custom.watch_dirs()
+
+    def close(self) -> None:
+        """Stop the Node.js process that runs JS/TS custom tools, if one was started."""
+        self.custom.close()
 
     def _rules_for(self, agent: str) -> Ruleset:
         base = [*default_rules(output_dir()), *rules_from_config(AGENT_RULES.get(agent))]

@@ -44,10 +44,21 @@ class Registry:
         rank = {tool_id: i for i, tool_id in enumerate(BUILTIN_ORDER)}
         ordered = sorted(builtins, key=lambda t: (rank.get(t.id, len(rank)), t.id))
         custom_tools = sorted(custom, key=lambda t: t.id)
-        overridden = {t.id for t in custom_tools}
-        self.tools: list[Tool] = [t for t in ordered if t.id not in overridden] + custom_tools
+        replaced = {t.id for t in custom_tools}
+        self.builtins: list[Tool] = ordered
+        self.custom: list[Tool] = custom_tools
+        # Built-in ids a custom tool replaces (``toolhost list`` says so).
+        self.overridden: frozenset[str] = frozenset(t.id for t in ordered if t.id in replaced)
+        self.tools: list[Tool] = [t for t in ordered if t.id not in replaced] + custom_tools
         self.invalid = invalid
         self._by_id = {t.id: t for t in self.tools}
+
+    def with_custom(self, custom: Iterable[Tool]) -> Registry:
+        """The same built-ins with ``custom`` as the custom tools."""
+        return Registry(self.builtins, self.invalid, custom)
+
+    def is_custom(self, tool_id: str) -> bool:
+        return any(t.id == tool_id for t in self.custom)
 
     def get(self, tool_id: str) -> Tool | None:
         """The tool for an id; a case-only mismatch (``Read``) finds the real tool."""

@@ -57,3 +57,41 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
         if out.get("default", 0) is None:
             del out["default"]
     return out
+
+
+def normalise_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema from elsewhere (zod, a plugin) made self-contained like ``model_schema``.
+
+    Raises ``ValueError`` for what cannot be inlined: a recursive schema, or a
+    ``$ref`` that does not point into the schema's own definitions.
+    """
+    raw = copy.deepcopy(schema)
+    for key in ("$schema", "$id"):
+        raw.pop(key, None)
+    defs = {**raw.pop("definitions", {}), **raw.pop("$defs", {})}
+    _check_refs([raw, *defs.values()], defs)
+    try:
+        out = _inline(raw, defs)
+    except RecursionError:
+        raise ValueError("the schema is recursive, which a tool's arguments cannot be") from None
+    out.setdefault("type", "object")
+    out.setdefault("properties", {})
+    out["required"] = out.get("required", [])
+    out.setdefault("additionalProperties", False)
+    return out
+
+
+def _check_refs(node: Any, defs: dict[str, Any]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _check_refs(item, defs)
+    elif isinstance(node, dict):
+        ref = node.get("$ref")
+        if ref is not None:
+            prefixes = ("#/$defs/", "#/definitions/")
+            if not (isinstance(ref, str) and ref.startswith(prefixes)):
+                raise ValueError(f"unsupported $ref {ref!r} (the schema is probably recursive)")
+            if ref.rsplit("/", 1)[-1] not in defs:
+                raise ValueError(f"$ref {ref!r} points to a definition that does not exist")
+        for value in node.values():
+            _check_refs(value, defs)

@@ -90,7 +90,7 @@ class Tool:
         except ValidationError as error:
             return self._error(format_validation_error(self, error), "invalid_arguments")
         try:
-            produced = await self.execute(args, ctx)
+            result = coerce_result(await self.execute(args, ctx), self.id)
         except ToolError as error:
             return self._error(error.message, error.kind, error.metadata)
         except Exception as error:  # a bug in a tool must not take the server down
@@ -103,7 +103,6 @@ class Tool:
             )
         finally:
             ctx.finish()
-        result = coerce_result(produced)
         if "truncated" not in result.metadata:
             limits = ctx.host.config.tool_output
             cut = truncate_output(
@@ -127,24 +126,68 @@ class Tool:
         )
 
 
-def coerce_result(produced: ToolResult | dict[str, Any] | str) -> ToolResult:
-    """Tools (custom ones especially) may return a string or a dict."""
+def coerce_result(
+    produced: ToolResult | dict[str, Any] | str, tool_id: str | None = None
+) -> ToolResult:
+    """Tools (custom ones especially) may return a string or a dict.
+
+    Anything else raises a ``ToolError`` (kind ``internal``) saying what came back.
+    """
     if isinstance(produced, ToolResult):
         return produced
     if isinstance(produced, str):
         return ToolResult(title="", output=produced)
     if isinstance(produced, dict):
-        attachments = [
-            a if isinstance(a, Attachment) else Attachment(a["mime"], a["url"], a.get("filename"))
-            for a in produced.get("attachments") or []
-        ]
-        return ToolResult(
-            title=str(produced.get("title") or ""),
-            output=str(produced.get("output") or ""),
-            metadata=dict(produced.get("metadata") or {}),
-            attachments=attachments,
-        )
-    raise TypeError(f"a tool returned {type(produced).__name__}; expected str, dict or ToolResult")
+        return _result_from_dict(produced, tool_id)
+    got = "nothing (None)" if produced is None else _a(type(produced).__name__)
+    raise _shape_error(tool_id, f"returned {got}")
+
+
+_SHAPE = (
+    'a tool must return a string, or a dict with "output" (a string) and optional "title" '
+    '(a string), "metadata" (a dict) and "attachments" (a list of {"mime", "url"} dicts)'
+)
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
+
+
+def _shape_error(tool_id: str | None, problem: str) -> ToolError:
+    name = f"The {tool_id} tool" if tool_id else "The tool"
+    return ToolError(
+        f"{name} {problem}; {_SHAPE}. This is a fault in the tool, not in your input. "
+        "Continue another way.",
+        kind="internal",
+    )
+
+
+def _result_from_dict(produced: dict[str, Any], tool_id: str | None) -> ToolResult:
+    output = produced.get("output")
+    if not isinstance(output, str):
+        got = "no output" if output is None else f'an "output" that is {_a(type(output).__name__)}'
+        raise _shape_error(tool_id, f"returned a dict with {got}")
+    title = produced.get("title")
+    if title is not None and not isinstance(title, str):
+        raise _shape_error(tool_id, f'returned a "title" that is {_a(type(title).__name__)}')
+    metadata = produced.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise _shape_error(tool_id, f'returned "metadata" that is {_a(type(metadata).__name__)}')
+    attachments: list[Attachment] = []
+    for item in produced.get("attachments") or []:
+        if isinstance(item, Attachment):
+            attachments.append(item)
+        elif (
+            isinstance(item, dict)
+            and isinstance(item.get("mime"), str)
+            and isinstance(item.get("url"), str)
+        ):
+            attachments.append(Attachment(item["mime"], item["url"], item.get("filename")))
+        else:
+            raise _shape_error(tool_id, f"returned an attachment that is not valid: {item!r:.80}")
+    return ToolResult(
+        title=title or "", output=output, metadata=dict(metadata or {}), attachments=attachments
+    )
 
 
 def format_validation_error(tool: Tool, error: ValidationError) -> str:

@@ -1,0 +1,247 @@
+"""Load every custom tool (files and plugins) into a list of Tools plus what went wrong.
+
+``CustomTools.reload()`` rescans and reloads only what changed: a Python folder is
+re-imported when any ``.py`` in it changed (a sibling helper may have), and the
+Node host is replaced when any JS/TS file changed (Node cannot forget a module).
+A broken file never stops the others: it becomes a ``LoadProblem``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tools.custom import discovery, node_host, plugins, python_loader
+from tools.custom.discovery import ToolFile
+from tools.custom.python_loader import LoadError, Named, check_id, tool_id
+from tools.tool import Tool
+
+log = logging.getLogger("toolhost.custom")
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    file: str  # a path, or ``entry point name = value (package)`` for a plugin
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.reason}"
+
+
+@dataclass
+class _Loaded:
+    """One source's outcome."""
+
+    tools: list[Named] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    named: Named
+    source: str
+    rank: tuple[int, ...]  # the highest wins a shared id
+    layer: int
+
+
+class CustomTools:
+    """The custom tools of one project directory; nothing is read until ``reload``."""
+
+    def __init__(self, directory: Path, worktree: Path, *, plugins: bool = True) -> None:
+        self.directory = directory
+        self.worktree = worktree
+        self.use_plugins = plugins
+        self.tools: list[Tool] = []
+        self.problems: list[LoadProblem] = []
+        self._digests: dict[Path, str | None] | None = None
+        self._plugin_print: tuple[Any, ...] | None = None
+        self._python: dict[Path, _Loaded] = {}
+        self._node_files: dict[Path, _Loaded] = {}
+        self._plugins: list[tuple[str, _Loaded]] = []
+        self._node: node_host.NodeHost | None = None
+        self._lock = threading.Lock()  # one reload at a time
+
+    def watch_dirs(self) -> list[Path]:
+        return discovery.watch_dirs(self.directory, self.worktree)
+
+    def reload(self) -> bool:
+        """Rescan; True when any tool file or the plugin list changed (and was reloaded)."""
+        with self._lock:
+            return self._reload()
+
+    def _reload(self) -> bool:
+        files = discovery.scan(self.directory, self.worktree)
+        digests = {f.path: discovery.digest(f.path) for f in files}
+        eps = plugins.entry_points() if self.use_plugins else []
+        plugin_print = plugins.fingerprint(eps)
+        if digests == self._digests and plugin_print == self._plugin_print:
+            return False
+        previous = self._digests or {}
+        self._reload_python([f for f in files if f.is_python], digests, previous)
+        self._reload_node([f for f in files if not f.is_python], digests, previous)
+        if plugin_print != self._plugin_print:
+            self._plugins = [(plugins.source(ep), _load_plugin(ep)) for ep in eps]
+        self._digests, self._plugin_print = digests, plugin_print
+        self._assemble(files)
+        return True
+
+    def _reload_python(
+        self,
+        files: list[ToolFile],
+        digests: dict[Path, str | None],
+        previous: dict[Path, str | None],
+    ) -> None:
+        changed_folders = {
+            path.parent
+            for path in set(digests) | set(previous)
+            if path.suffix == ".py" and digests.get(path) != previous.get(path)
+        }
+        loaded: dict[Path, _Loaded] = {}
+        for folder in changed_folders:
+            python_loader.forget_folder(folder)
+        for f in files:
+            if f.path.parent in changed_folders or f.path not in self._python:
+                loaded[f.path] = _load_python(f.path)
+            else:
+                loaded[f.path] = self._python[f.path]
+        self._python = loaded
+
+    def _reload_node(
+        self,
+        files: list[ToolFile],
+        digests: dict[Path, str | None],
+        previous: dict[Path, str | None],
+    ) -> None:
+        paths = [f.path for f in files]
+        old = {p for p in previous if p.suffix != ".py"}
+        if set(paths) == old and all(digests[p] == previous.get(p) for p in paths):
+            return
+        if self._node is not None:
+            self._node.retire()  # calls in flight finish on the old process
+            self._node = None
+        self._node_files = self._load_node(paths) if paths else {}
+
+    def _load_node(self, paths: list[Path]) -> dict[Path, _Loaded]:
+        try:
+            node = node_host.find_node()
+        except node_host.NodeUnavailable as error:
+            return {p: _Loaded(problems=[LoadProblem(str(p), str(error))]) for p in paths}
+        cache_note = ""
+        if node_host.needs_cache(paths):
+            try:
+                node_host.ensure_cache()
+            except node_host.NodeUnavailable as error:
+                cache_note = f" (installing @opencode-ai/plugin, zod and esbuild failed: {error})"
+        self._node = host = node_host.NodeHost(node, self.directory)
+        try:
+            answers = host.load(paths)
+        except node_host.HostFailed as error:
+            return {p: _Loaded(problems=[LoadProblem(str(p), str(error))]) for p in paths}
+        return {p: _from_answer(host, p, answers[p], cache_note) for p in paths}
+
+    def _assemble(self, files: list[ToolFile]) -> None:
+        problems: list[LoadProblem] = []
+        candidates: list[_Candidate] = []
+        for plugin_rank, (source, loaded) in enumerate(self._plugins):
+            problems += loaded.problems
+            candidates += [_Candidate(n, source, (-1, 0, -plugin_rank), -1) for n in loaded.tools]
+        for order, f in enumerate(files):
+            loaded = self._python.get(f.path) or self._node_files.get(f.path) or _Loaded()
+            problems += loaded.problems
+            # Within a layer, tools/ beats tool/, then the first file by name.
+            plural = int(f.path.parent.name == "tools")
+            rank = (f.layer, plural, -order)
+            candidates += [_Candidate(n, str(f.path), rank, f.layer) for n in loaded.tools]
+        winners: dict[str, _Candidate] = {}
+        for candidate in sorted(candidates, key=lambda c: c.rank, reverse=True):
+            kept = winners.setdefault(candidate.named.id, candidate)
+            if kept is candidate:
+                continue
+            if kept.layer == candidate.layer:
+                problems.append(
+                    LoadProblem(
+                        candidate.source,
+                        f"tool {candidate.named.id!r} is also defined by {kept.source}, "
+                        "which is the one used",
+                    )
+                )
+            else:
+                log.info(
+                    "custom tool %s from %s overrides %s",
+                    kept.named.id,
+                    kept.source,
+                    candidate.source,
+                )
+        for problem in problems:
+            if problem not in self.problems:  # each once, not on every reload
+                log.warning("custom tool not loaded: %s", problem)
+        self.tools = sorted((c.named.tool for c in winners.values()), key=lambda t: t.id)
+        self.problems = problems
+
+    def close(self) -> None:
+        if self._node is not None:
+            self._node.close()
+            self._node = None
+
+
+def _load_python(path: Path) -> _Loaded:
+    try:
+        return _Loaded(tools=python_loader.load_file(path))
+    except LoadError as error:
+        return _Loaded(problems=[LoadProblem(str(path), str(error))])
+    except Exception as error:  # a bad schema, a bad name: still one file's problem
+        return _Loaded(problems=[LoadProblem(str(path), _schema_failure(error))])
+
+
+def _schema_failure(error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "the arguments schema is recursive, which a tool's arguments cannot be"
+    return f"{type(error).__name__}: {error}"
+
+
+def _load_plugin(ep: Any) -> _Loaded:
+    source = plugins.source(ep)
+    try:
+        return _Loaded(tools=plugins.load(ep))
+    except LoadError as error:
+        return _Loaded(problems=[LoadProblem(source, str(error))])
+    except Exception as error:
+        return _Loaded(problems=[LoadProblem(source, _schema_failure(error))])
+
+
+def _from_answer(
+    host: node_host.NodeHost, path: Path, answer: dict[str, Any], cache_note: str
+) -> _Loaded:
+    if answer.get("error"):
+        return _Loaded(problems=[LoadProblem(str(path), str(answer["error"]) + cache_note)])
+    loaded = _Loaded()
+    for problem in answer.get("problems") or []:
+        name = tool_id(path.stem, str(problem.get("export")))
+        loaded.problems.append(LoadProblem(str(path), f"tool {name!r}: {problem.get('reason')}"))
+    for entry in answer.get("tools") or []:
+        name = tool_id(path.stem, str(entry["export"]))
+        try:
+            check_id(name)
+            tool = node_host.make_tool(
+                host, name, path, entry["export"], entry["description"], entry["parameters"]
+            )
+        except (LoadError, ValueError, KeyError, TypeError) as error:
+            loaded.problems.append(LoadProblem(str(path), f"tool {name!r}: {error}"))
+            continue
+        loaded.tools.append(Named(name, tool))
+    return loaded
+
+
+def load_all(directory: Path, worktree: Path) -> tuple[list[Tool], list[LoadProblem]]:
+    """Load once, without hot reload.
+
+    The Node process used for loading is stopped; a JS/TS tool returned here starts
+    a fresh one on its first call.
+    """
+    custom = CustomTools(directory, worktree)
+    custom.reload()
+    custom.close()
+    return custom.tools, custom.problems

@@ -1,0 +1,526 @@
+"""OpenCode's own JS/TS custom tools, run unchanged by a long-lived Node.js process.
+
+``node/host.mjs`` (shipped with the package) loads the files, turns their zod
+schemas into JSON Schema and runs ``execute`` on request; messages are JSON lines
+on its stdin/stdout, with ``ctx.ask``/``ctx.metadata`` sent back to us mid-call.
+The packages a tool imports come from its folder's ``node_modules`` (OpenCode
+installs a ``package.json`` there), else from a cache toolhost fills once with npm.
+
+A reader thread owns the pipe, so loading works from sync code (``reload_custom``)
+and calls from any event loop. A call that does not stop within
+``ABORT_GRACE_SECONDS`` of its abort gets the process killed; the next call
+starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import contextlib
+import functools
+import itertools
+import json
+import logging
+import os
+import shutil
+import subprocess
+import threading
+import uuid
+import weakref
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tools.context import ToolContext
+from tools.errors import ToolError
+from tools.result import ToolResult
+from tools.schema import normalise_json_schema
+from tools.tool import Tool, coerce_result, define
+from tools.truncation import data_dir
+
+log = logging.getLogger("toolhost.custom.node")
+
+HOST_SCRIPT = Path(__file__).with_name("node") / "host.mjs"
+MIN_NODE = (20, 6)  # module.register, which the TypeScript loader needs
+ABORT_GRACE_SECONDS = 2.0
+START_TIMEOUT_SECONDS = 15.0
+LOAD_TIMEOUT_SECONDS = 120.0
+NPM_TIMEOUT_SECONDS = 300.0
+# What a tool may import without having it installed, plus what the host needs.
+CACHE_PACKAGES = (
+    "esbuild@^0.28.0",
+    "@opencode-ai/plugin@^1",
+    "zod@^4",
+    "zod-to-json-schema@^3.24",
+)
+
+
+class NodeUnavailable(Exception):
+    """Node.js cannot run JS/TS tools here; the message says why, for ``toolhost list``."""
+
+
+@functools.cache
+def _version_of(node: str) -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run(
+            [node, "--version"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout
+        return tuple(int(part) for part in out.strip().lstrip("v").split(".")[:3])
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+
+
+def find_node() -> str:
+    """The ``node`` to use; ``NodeUnavailable`` when there is none (or it is too old)."""
+    node = shutil.which("node")
+    if node is None:
+        raise NodeUnavailable(
+            "not loaded: JS/TS tools need Node.js (20.6 or newer) on PATH, and none was found"
+        )
+    version = _version_of(node)
+    if version is None:
+        raise NodeUnavailable(f"not loaded: {node} --version failed")
+    if version < MIN_NODE:
+        shown = ".".join(map(str, version))
+        raise NodeUnavailable(f"not loaded: Node.js {shown} is too old; JS/TS tools need 20.6+")
+    return node
+
+
+# -- the npm cache -------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    return data_dir() / "node-cache"
+
+
+def _package_dir(root: Path, spec: str) -> Path:
+    name = spec.rsplit("@", 1)[0] if spec.rfind("@") > 0 else spec
+    return root / "node_modules" / name
+
+
+def cache_ready(root: Path | None = None) -> bool:
+    root = root or cache_dir()
+    return all((_package_dir(root, p) / "package.json").is_file() for p in CACHE_PACKAGES)
+
+
+def _resolvable(package: str, start: Path) -> bool:
+    """Whether Node would find ``package`` from ``start`` (its node_modules walk)."""
+    for folder in [start, *start.parents]:
+        if (folder / "node_modules" / package / "package.json").is_file():
+            return True
+    return False
+
+
+def needs_cache(files: list[Path]) -> bool:
+    """Whether some file would miss a package only the cache can give it."""
+    for path in files:
+        wanted = ["@opencode-ai/plugin", "zod"] + (["esbuild"] if path.suffix == ".ts" else [])
+        if not all(_resolvable(package, path.parent) for package in wanted):
+            return True
+    return False
+
+
+_install_lock = threading.Lock()
+
+
+def ensure_cache() -> None:
+    """Install ``CACHE_PACKAGES`` once; raises ``NodeUnavailable`` with npm's complaint."""
+    with _install_lock:
+        target = cache_dir()
+        if cache_ready(target):
+            return
+        npm = shutil.which("npm")
+        if npm is None:
+            raise NodeUnavailable("npm was not found on PATH to install them")
+        # Install beside the cache, then rename: a half-done install is never used.
+        staging = target.with_name(f".node-cache-{uuid.uuid4().hex[:8]}")
+        staging.mkdir(parents=True)
+        try:
+            (staging / "package.json").write_text(
+                '{"name": "toolhost-node-cache", "private": true}\n', encoding="utf-8"
+            )
+            log.info("installing %s into %s", " ".join(CACHE_PACKAGES), target)
+            done = subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", *CACHE_PACKAGES],
+                cwd=staging,
+                capture_output=True,
+                text=True,
+                timeout=NPM_TIMEOUT_SECONDS,
+                check=False,
+            )
+            if done.returncode != 0 or not cache_ready(staging):
+                tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+                raise NodeUnavailable(f"npm install failed: {' '.join(tail) or done.returncode}")
+            if target.exists():
+                shutil.rmtree(target)  # an older, incomplete cache
+            staging.rename(target)
+        except subprocess.TimeoutExpired:
+            raise NodeUnavailable(
+                f"npm install took longer than {NPM_TIMEOUT_SECONDS:.0f} s"
+            ) from None
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+
+
+# -- the process -----------------------------------------------------------------------
+
+
+class HostFailed(Exception):
+    """The Node process died or stopped answering."""
+
+
+@dataclass
+class _Call:
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[dict[str, Any]]
+    ctx: ToolContext
+
+
+@dataclass
+class _Channel:
+    """One Node process and the requests waiting on it; its reader thread holds only this."""
+
+    proc: subprocess.Popen[str]
+    hello: concurrent.futures.Future[dict[str, Any]] = field(
+        default_factory=concurrent.futures.Future
+    )
+    loads: dict[int, concurrent.futures.Future[dict[str, Any]]] = field(default_factory=dict)
+    calls: dict[int, _Call] = field(default_factory=dict)
+    stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=40))
+    write_lock: threading.Lock = field(default_factory=threading.Lock)
+    dead: bool = False
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, ensure_ascii=False) + "\n"
+        with self.write_lock:
+            if self.dead or self.proc.stdin is None:
+                raise HostFailed(self.exit_reason())
+            try:
+                self.proc.stdin.write(line)
+                self.proc.stdin.flush()
+            except (OSError, ValueError):
+                raise HostFailed(self.exit_reason()) from None
+
+    def exit_reason(self) -> str:
+        code = self.proc.poll()
+        tail = " | ".join(line for line in self.stderr if line.strip())[-600:]
+        status = "is not running" if code is None else f"exited with code {code}"
+        return f"the Node.js host {status}" + (f" ({tail})" if tail else "")
+
+    def read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                log.debug("node host: %s", line.rstrip())
+                continue
+            try:
+                self.dispatch(message)
+            except Exception:  # one odd message must not stop the reader
+                log.exception("node host: could not handle %.200s", line)
+        self.dead = True
+        self.fail_all()
+
+    def drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line.rstrip())
+            log.debug("node host stderr: %s", line.rstrip())
+
+    def dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "hello":
+            self.hello.set_result(message)
+        elif kind == "loaded":
+            waiting = self.loads.pop(message.get("id", -1), None)
+            if waiting is not None:
+                waiting.set_result(message)
+        elif kind == "result":
+            call = self.calls.get(message.get("id", -1))
+            if call is not None:
+                _soon(call.loop, _settle, call.future, message)
+        elif kind == "metadata":
+            call = self.calls.get(message.get("call", -1))
+            update = message.get("input") or {}
+            if call is not None and isinstance(update, dict):
+                title = update.get("title")
+                meta = update.get("metadata")
+                _soon(
+                    call.loop,
+                    call.ctx.metadata,
+                    title if isinstance(title, str) else None,
+                    meta if isinstance(meta, dict) else {},
+                )
+        elif kind == "ask":
+            call = self.calls.get(message.get("call", -1))
+            if call is not None:
+                with contextlib.suppress(RuntimeError):
+                    asyncio.run_coroutine_threadsafe(self.answer_ask(call, message), call.loop)
+
+    async def answer_ask(self, call: _Call, message: dict[str, Any]) -> None:
+        reply: dict[str, Any] = {"type": "askReply", "id": message.get("id")}
+        try:
+            await call.ctx.ask(*_ask_arguments(message.get("input")))
+        except ToolError as error:
+            reply["error"] = {"message": error.message, "kind": error.kind}
+        except Exception as error:
+            reply["error"] = {"message": f"{type(error).__name__}: {error}", "kind": "internal"}
+        with contextlib.suppress(HostFailed):
+            self.send(reply)
+
+    def fail_all(self) -> None:
+        error = HostFailed(self.exit_reason())
+        if not self.hello.done():
+            self.hello.set_exception(error)
+        for waiting in list(self.loads.values()):
+            if not waiting.done():
+                waiting.set_exception(error)
+        for call in list(self.calls.values()):
+            _soon(call.loop, _fail, call.future, error)
+
+    def stop(self, *, kill: bool = False) -> None:
+        """End the process and close its pipes (closing stdin makes the host exit)."""
+        self.dead = True
+        with contextlib.suppress(OSError, ValueError), self.write_lock:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        if kill:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    pipe.close()
+
+
+def _ask_arguments(raw: Any) -> tuple[str, list[str], list[str], dict[str, Any]]:
+    if not isinstance(raw, dict) or not isinstance(raw.get("permission"), str):
+        raise ToolError("context.ask() needs an object with a string permission", kind="internal")
+    patterns = raw.get("patterns") or ["*"]
+    always = raw.get("always") or []
+    metadata = raw.get("metadata") or {}
+    if not all(isinstance(p, str) for p in [*patterns, *always]):
+        raise ToolError(
+            "context.ask(): patterns and always must be lists of strings", kind="internal"
+        )
+    return raw["permission"], list(patterns), list(always), dict(metadata)
+
+
+def _soon(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # that loop is closed: nobody is waiting
+        loop.call_soon_threadsafe(fn, *args)
+
+
+def _settle(future: asyncio.Future[dict[str, Any]], message: dict[str, Any]) -> None:
+    if not future.done():
+        future.set_result(message)
+
+
+def _fail(future: asyncio.Future[dict[str, Any]], error: Exception) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
+def _stop_quietly(channel: _Channel) -> None:
+    with contextlib.suppress(Exception):
+        channel.stop()
+
+
+class NodeHost:
+    """Loads and runs JS/TS tools for one ToolHost; the Node process starts on first use."""
+
+    def __init__(self, node: str, cwd: Path, cache: Path | None = None) -> None:
+        self.node = node
+        self.cwd = cwd
+        self.cache = cache or cache_dir()
+        self._channel: _Channel | None = None
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._retired = False
+        self._finalizer: weakref.finalize | None = None
+
+    def _running(self) -> _Channel:
+        with self._lock:
+            channel = self._channel
+            if channel is not None and not channel.dead:
+                return channel
+            if self._retired:
+                raise HostFailed("the tool files changed, and this Node.js host was retired")
+            channel = self._start()
+            self._channel = channel
+            return channel
+
+    def _start(self) -> _Channel:
+        env = {**os.environ, "TOOLHOST_NODE_CACHE": str(self.cache)}
+        proc = subprocess.Popen(
+            [self.node, "--enable-source-maps", str(HOST_SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.cwd,
+            env=env,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
+        )
+        channel = _Channel(proc)
+        for target in (channel.read, channel.drain_stderr):
+            threading.Thread(target=target, name="toolhost-node-host", daemon=True).start()
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        # A host dropped without close() still ends its process (and at interpreter exit).
+        self._finalizer = weakref.finalize(self, _stop_quietly, channel)
+        try:
+            channel.hello.result(timeout=START_TIMEOUT_SECONDS)
+        except (HostFailed, concurrent.futures.TimeoutError) as error:
+            channel.stop(kill=True)
+            reason = str(error) or channel.exit_reason()
+            raise HostFailed(f"the Node.js host did not start: {reason}") from None
+        return channel
+
+    def load(self, files: list[Path]) -> dict[Path, dict[str, Any]]:
+        """Each file's ``loaded`` answer (``tools``, ``problems`` or ``error``)."""
+        channel = self._running()
+        waiting: dict[Path, concurrent.futures.Future[dict[str, Any]]] = {}
+        for path in files:
+            request_id = next(self._ids)
+            waiting[path] = channel.loads[request_id] = concurrent.futures.Future()
+            channel.send({"type": "load", "id": request_id, "file": str(path)})
+        answers: dict[Path, dict[str, Any]] = {}
+        for path, future in waiting.items():
+            try:
+                answers[path] = future.result(timeout=LOAD_TIMEOUT_SECONDS)
+            except concurrent.futures.TimeoutError:
+                answers[path] = {"error": f"loading took longer than {LOAD_TIMEOUT_SECONDS:.0f} s"}
+            except HostFailed as error:
+                answers[path] = {"error": str(error)}
+        return answers
+
+    async def call(self, request: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        channel = await asyncio.to_thread(self._running)
+        loop = asyncio.get_running_loop()
+        call_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        channel.calls[call_id] = _Call(loop, future, ctx)
+        try:
+            channel.send({**request, "type": "call", "id": call_id})
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            ctx.abort.abort()
+            with contextlib.suppress(HostFailed):
+                channel.send({"type": "abort", "id": call_id})
+            await asyncio.wait({future}, timeout=ABORT_GRACE_SECONDS)
+            if not future.done():
+                log.warning(
+                    "JS/TS tool %s ignored its abort for %.0f s; restarting the Node.js host",
+                    ctx.tool,
+                    ABORT_GRACE_SECONDS,
+                )
+                await asyncio.to_thread(self._kill, channel)
+            raise
+        finally:
+            channel.calls.pop(call_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # retrieved: a late failure is not "never retrieved"
+            if self._retired and not channel.calls:
+                self.close()
+
+    def _kill(self, channel: _Channel) -> None:
+        with self._lock:
+            if self._channel is channel:
+                self._channel = None
+        channel.stop(kill=True)
+
+    def retire(self) -> None:
+        """Stop taking work (the files changed); end the process once its calls finish."""
+        self._retired = True
+        channel = self._channel
+        if channel is None or not channel.calls:
+            self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            channel, self._channel = self._channel, None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        if channel is not None:
+            channel.stop()
+
+
+# -- tools -------------------------------------------------------------------------------
+
+
+class JsonArgs(BaseModel):
+    """Any JSON object: a JS tool's arguments are checked by its own zod schema."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def make_tool(
+    host: NodeHost, tool_id: str, path: Path, export: str, description: str, schema: dict[str, Any]
+) -> Tool:
+    """A ``Tool`` whose calls go to ``export`` of ``path`` in the Node host."""
+
+    async def execute(args: JsonArgs, ctx: ToolContext) -> ToolResult:
+        request = {
+            "file": str(path),
+            "export": export,
+            "tool": tool_id,
+            "args": args.model_extra or {},
+            "ctx": {
+                "sessionID": ctx.session_id,
+                "messageID": ctx.message_id,
+                "callID": ctx.call_id,
+                "agent": ctx.agent,
+                "directory": str(ctx.directory),
+                "worktree": str(ctx.worktree),
+            },
+        }
+        try:
+            answer = await host.call(request, ctx)
+        except HostFailed as error:
+            raise ToolError(
+                f"The {tool_id} tool could not run: {error}. Retrying may work; the host "
+                "restarts on the next call.",
+                kind="internal",
+            ) from None
+        if "error" in answer:
+            raise _js_error(tool_id, answer["error"] or {})
+        if answer.get("undefined"):
+            raise ToolError(
+                f"The {tool_id} tool returned nothing (undefined); a tool must return a string "
+                'or an object with "output". This is a fault in the tool, not in your input.',
+                kind="internal",
+            )
+        return coerce_result(answer.get("value"), tool_id)
+
+    tool = define(tool_id, parameters=JsonArgs, execute=execute, description=description)
+    return replace(tool, schema=normalise_json_schema(schema))
+
+
+def _js_error(tool_id: str, info: dict[str, Any]) -> ToolError:
+    kind = info.get("kind")
+    message = str(info.get("message") or "")
+    if kind in ("invalid_arguments", "permission_denied", "permission_rejected", "failed"):
+        if info.get("bun"):
+            message = f"The {tool_id} tool cannot run here. {message}"
+        return ToolError(message, kind=kind)
+    if info.get("stack"):
+        log.warning("JS/TS tool %s threw:\n%s", tool_id, info["stack"])
+    return ToolError(
+        f"The {tool_id} tool failed unexpectedly ({info.get('name') or 'Error'}: {message}). "
+        "This is a fault in the tool, not in your input; it has been logged. "
+        "You may retry, or continue another way.",
+        kind="internal",
+    )
