@@ -16,6 +16,7 @@ from tools.config import Config
 from tools.context import ModelRef, ToolContext
 from tools.custom.loader import CustomTools, LoadProblem
 from tools.editor import EditorBridge
+from tools.errors import ToolError
 from tools.permission import (
     AGENT_RULES,
     PermissionService,
@@ -144,4 +145,15 @@ class ToolHost:
             model=model,
             editor=editor,
         )
+        if session.is_doom_loop(message_id, tool.id, args):
+            try:
+                await ctx.ask(
+                    "doom_loop",
+                    [tool.id],
+                    [tool.id],
+                    {"tool": tool.id, "input": args},
+                    title=f"{tool.id} was called 3 times in a row with the same input",
+                )
+            except ToolError as error:
+                return tool.error_result(error.message, error.kind, error.metadata)
         return await tool.run(args, ctx)

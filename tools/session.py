@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ from tools.errors import ToolError
 
 # Coarse file systems report mtimes rounded; 50 ms matches OpenCode's tolerance.
 TOLERANCE_NS = 50_000_000
+DOOM_LOOP_THRESHOLD = 3
 
 
 @dataclass
@@ -21,6 +23,23 @@ class Session:
     id: str
     read_stamps: dict[str, int] = field(default_factory=dict)  # path -> mtime_ns at read
     todos: list[dict[str, Any]] = field(default_factory=list)
+    # (message id, tool id, canonical args) of the latest calls, for the doom-loop check.
+    recent_calls: deque[tuple[str, str, str]] = field(
+        default_factory=lambda: deque(maxlen=DOOM_LOOP_THRESHOLD)
+    )
+
+    def is_doom_loop(self, message_id: str, tool_id: str, args: Any) -> bool:
+        """Record a call; True when it is the third identical one in a row (reference §3.7).
+
+        Calls of one assistant message are compared when the client names messages;
+        otherwise consecutive calls of the session.
+        """
+        try:
+            canonical = json.dumps(args, sort_keys=True, ensure_ascii=False)
+        except (TypeError, ValueError):
+            canonical = repr(args)
+        self.recent_calls.append((message_id, tool_id, canonical))
+        return len(self.recent_calls) == DOOM_LOOP_THRESHOLD and len(set(self.recent_calls)) == 1
 
     def record_read(self, path: Path) -> None:
         try:

@@ -88,14 +88,14 @@ class Tool:
         try:
             args = self.parameters.model_validate(raw_args)
         except ValidationError as error:
-            return self._error(format_validation_error(self, error), "invalid_arguments")
+            return self.error_result(format_validation_error(self, error), "invalid_arguments")
         try:
             result = coerce_result(await self.execute(args, ctx), self.id)
         except ToolError as error:
-            return self._error(error.message, error.kind, error.metadata)
+            return self.error_result(error.message, error.kind, error.metadata)
         except Exception as error:  # a bug in a tool must not take the server down
             log.exception("tool %s raised", self.id)
-            return self._error(
+            return self.error_result(
                 f"The {self.id} tool failed unexpectedly ({type(error).__name__}: {error}). "
                 "This is a fault in the tool, not in your input; it has been logged. "
                 "You may retry, or continue another way.",
@@ -117,7 +117,9 @@ class Tool:
                 result.metadata["outputPath"] = cut.output_path
         return result
 
-    def _error(self, message: str, kind: str, metadata: dict[str, Any] | None = None) -> ToolResult:
+    def error_result(
+        self, message: str, kind: str, metadata: dict[str, Any] | None = None
+    ) -> ToolResult:
         return ToolResult(
             title=self.id,
             output=message,

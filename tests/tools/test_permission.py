@@ -149,3 +149,23 @@ async def test_reject_rejects_other_pending_asks_of_the_session() -> None:
     assert not other_session.done()
     release.set()
     await other_session
+
+
+async def test_third_identical_call_asks_doom_loop(worktree: Path) -> None:
+    from tests.conftest import RecordingEditor
+    from tools.host import ToolHost
+    from tools.tool import define
+
+    async def noop(args, ctx) -> str:
+        return "ok"
+
+    host = ToolHost(worktree, tools=[define("noop", execute=noop, description="x")])
+    editor = RecordingEditor(reply="reject")
+    results = [await host.execute("noop", {}, editor=editor, session_id="s") for _ in range(2)]
+    assert not any(r.is_error for r in results) and editor.asks == []
+    third = await host.execute("noop", {}, editor=editor, session_id="s")
+    assert third.is_error and third.metadata["error"] == "permission_rejected"
+    (ask,) = editor.asks
+    assert (ask.permission, ask.patterns, ask.always) == ("doom_loop", ["noop"], ["noop"])
+    other_session = await host.execute("noop", {}, editor=editor, session_id="t")
+    assert not other_session.is_error
