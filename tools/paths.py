@@ -1,4 +1,12 @@
-"""Path resolution, worktree-relative titles and the external-directory guard (§3.6)."""
+"""Path resolution, worktree-relative titles and the external-directory guard (§3.6).
+
+Paths cannot sidestep the guard: ``~`` and ``..`` are resolved, and then every
+symlink, so a link inside the project that points out of it is outside. A path
+that does not exist yet (a file to write, a directory to create) is judged by
+its nearest existing ancestor with symlinks resolved, plus the rest: a new file
+under a linked directory is where the link points, and a dangling link is where
+its target would be.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +26,28 @@ def resolve(path: str, base: Path) -> Path:
 
 
 def real(path: Path) -> Path:
-    """The path with every symlink resolved, even when the tail does not exist yet."""
+    """The path with every symlink resolved, even when the tail does not exist yet.
+
+    ``os.path.realpath`` (non-strict) resolves component by component: every
+    existing one is followed (a dangling link to where it points), and the part
+    that does not exist is appended as it is, i.e. the nearest existing ancestor
+    resolved plus the tail. On a symlink loop it stops resolving; such a path
+    cannot be opened anyway.
+    """
     return Path(os.path.realpath(path))
+
+
+def locations(word: str, base: Path) -> list[Path]:
+    """Where a shell may take the path argument ``word`` to be, symlinks resolved.
+
+    The kernel reads ``link/..`` physically (the parent of the link's target), while
+    ``cd`` and the file tools fold ``..`` first: both readings are returned (once
+    when they agree), so a check covers whichever the program uses.
+    """
+    expanded = os.path.expanduser(word)
+    joined = expanded if os.path.isabs(expanded) else os.path.join(base, expanded)
+    forms = [real(Path(os.path.normpath(joined))), Path(os.path.realpath(joined))]
+    return list(dict.fromkeys(forms))
 
 
 def is_inside(path: Path, root: Path) -> bool:
@@ -39,18 +67,23 @@ async def assert_external_directory(
 ) -> None:
     """Ask ``external_directory`` for a target outside the project.
 
-    Both the path as given and its symlink-resolved form must lie inside the
-    directory or worktree: a link inside the project pointing out of it asks too.
+    The target must lie inside the directory or the worktree both as written (with
+    ``~`` and ``..`` resolved) and with its symlinks resolved (``real``): a link
+    inside the project pointing out of it asks, and so does a path that reaches
+    the project only through a link outside it. The ask names the directory the
+    target really is in (for a new path: under its nearest existing ancestor).
     """
     if target is None:
         return
+    written = Path(os.path.normpath(target))
     roots = [real(ctx.directory), real(ctx.worktree)]
-    resolved = real(target)
-    if any(is_inside(resolved, root) for root in roots) and any(
-        is_inside(target, root) for root in (ctx.directory, ctx.worktree, *roots)
+    resolved = real(target)  # physical: `link/..` is the parent of the link's target
+    resolved_inside = any(is_inside(resolved, root) for root in roots)
+    if resolved_inside and any(
+        is_inside(written, root) for root in (ctx.directory, ctx.worktree, *roots)
     ):
         return
-    outside = resolved if not any(is_inside(resolved, r) for r in roots) else target
+    outside = written if resolved_inside else resolved
     directory = outside if kind == "directory" else outside.parent
     glob = f"{directory.as_posix().rstrip('/')}/*"
     await ctx.ask(

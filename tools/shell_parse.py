@@ -20,12 +20,21 @@ Each command carries:
 - ``always``: its arity prefix plus `` *`` (``git checkout *``): what an
   "always" approval stores.
 
+Beyond OpenCode's view, each command also carries ``argv``: every word bash
+passes to the program (``Arg``: raw text, value after quote removal, and whether
+unquoted glob or brace characters may turn it into other words), including
+arguments that OpenCode's token list drops (``$x``, ``$'...'``), with words that a
+backslash-newline splits for tree-sitter joined again (bash reads ``r\\<newline>m``
+as ``rm``). The line carries the targets of its file redirections and every
+variable assignment in it. tools/command_policy.py builds on these.
+
 ``parse_error`` is true when the tree holds ERROR or MISSING nodes: tree-sitter
 then recovered what it could, and the commands listed may be incomplete.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -43,12 +52,34 @@ TOKEN_KINDS = frozenset({"command_name", "word", "number", "string", "raw_string
 _DOUBLE_QUOTE_ESCAPES = frozenset('$`"\\\n')
 
 
+# Backslash-newline pairs (and nothing else) between two nodes: bash joins them.
+_CONTINUATIONS = re.compile(r"(?:\\\r?\n)+")
+
+# Redirection operators whose destination is a file descriptor, not a file.
+_FD_OPERATORS = frozenset({">&", "<&"})
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One word as bash hands it to a program."""
+
+    raw: str  # source text
+    value: str | None  # after quote removal; None when only known at run time
+    expands: bool = False  # unquoted glob or brace characters: may become other words
+
+    @property
+    def known(self) -> str | None:
+        """The value when it is exactly this one word, else None."""
+        return None if self.expands else self.value
+
+
 @dataclass(frozen=True)
 class ParsedCommand:
     tokens: tuple[str, ...]
     words: tuple[str | None, ...]
     text: str
     always: str  # "" for a command without tokens
+    argv: tuple[Arg, ...] = ()  # the program and its arguments, as bash passes them
 
     @property
     def name(self) -> str | None:
@@ -61,6 +92,8 @@ class CommandLine:
     text: str
     commands: list[ParsedCommand]
     parse_error: bool
+    redirects: tuple[Arg, ...] = ()  # files that redirections read or write
+    assignments: tuple[tuple[str, Arg], ...] = ()  # NAME=value anywhere in the line
 
 
 @lru_cache(maxsize=1)
@@ -72,8 +105,21 @@ def analyse(command: str) -> CommandLine:
     """Every command ``command`` contains, in source order (outer before inner)."""
     source = command.encode("utf-8")
     root = _parser().parse(source).root_node
-    commands = [_parsed(node, source) for node in _walk(root) if node.type == "command"]
-    return CommandLine(text=command, commands=commands, parse_error=_has_error(root))
+    nodes = list(_walk(root))
+    return CommandLine(
+        text=command,
+        commands=[_parsed(node, source) for node in nodes if node.type == "command"],
+        parse_error=_has_error(root),
+        redirects=tuple(
+            arg for node in nodes if node.type == "file_redirect" for arg in _target(node, source)
+        ),
+        assignments=tuple(
+            pair
+            for node in nodes
+            if node.type == "variable_assignment"
+            for pair in _assignment(node, source)
+        ),
+    )
 
 
 def _walk(root: Node):
@@ -98,7 +144,91 @@ def _parsed(node: Node, source: bytes) -> ParsedCommand:
     parent = node.parent
     owner = parent if parent is not None and parent.type == "redirected_statement" else node
     always = " ".join(prefix(tokens)) + " *" if tokens else ""
-    return ParsedCommand(tokens=tokens, words=words, text=_text(owner, source), always=always)
+    return ParsedCommand(
+        tokens=tokens,
+        words=words,
+        text=_text(owner, source),
+        always=always,
+        argv=_argv(node, source),
+    )
+
+
+def _argv(node: Node, source: bytes) -> tuple[Arg, ...]:
+    """The name and arguments, joined where only backslash-newlines separate them.
+
+    tree-sitter treats a line continuation as whitespace, so ``r\\<newline>m x``
+    comes out as the words ``r``, ``m``, ``x``; bash removes the pair before it
+    splits words and runs ``rm x``.
+    """
+    parts = [
+        child
+        for index, child in enumerate(node.children)
+        if node.field_name_for_child(index) in ("name", "argument")
+    ]
+    args: list[Arg] = []
+    previous: Node | None = None
+    for part in parts:
+        arg = Arg(_text(part, source), _word(part, source), _expands(part, source))
+        gap = source[previous.end_byte : part.start_byte] if previous is not None else b""
+        if previous is not None and _CONTINUATIONS.fullmatch(gap.decode("utf-8", "replace")):
+            last = args.pop()
+            joined = None if last.value is None or arg.value is None else last.value + arg.value
+            raw = last.raw + gap.decode("utf-8", "replace") + arg.raw
+            arg = Arg(raw, joined, last.expands or arg.expands)
+        args.append(arg)
+        previous = part
+    return tuple(args)
+
+
+def _target(node: Node, source: bytes) -> list[Arg]:
+    """The file a redirection opens (none for ``2>&1``, ``<&3``, ``>&-``)."""
+    destination = node.child_by_field_name("destination")
+    if destination is None:
+        return []
+    operators = {child.type for child in node.children if not child.is_named}
+    value = _word(destination, source)
+    if operators & _FD_OPERATORS and (value == "-" or (value or "").isdigit()):
+        return []
+    return [Arg(_text(destination, source), value, _expands(destination, source))]
+
+
+def _assignment(node: Node, source: bytes) -> list[tuple[str, Arg]]:
+    name = node.child_by_field_name("name")
+    if name is None or name.type != "variable_name":
+        return []  # x[1]=... sets an array element
+    value = node.child_by_field_name("value")
+    arg = (
+        Arg("", "")
+        if value is None
+        else Arg(_text(value, source), _word(value, source), _expands(value, source))
+    )
+    return [(_text(name, source), arg)]
+
+
+def _expands(node: Node, source: bytes) -> bool:
+    """True when bash's pathname or brace expansion may rewrite the word.
+
+    Only unquoted characters count: ``"*"`` and ``\\*`` are literal.
+    """
+    shape = _shape(node, source)
+    return bool(_GLOB.search(shape) or _BRACES.search(shape))
+
+
+# In a shape (see _shape) every escaped character is "\\x", so these only see
+# unescaped ones: *, ?, a [...] bracket, and {a,b} or {a..b}.
+_GLOB = re.compile(r"(?<!\\)(?:\\\\)*[*?]|(?<!\\)(?:\\\\)*\[[^\]]*\]")
+_BRACES = re.compile(r"(?<!\\)(?:\\\\)*\{[^{}]*(?:,|\.\.)[^{}]*\}")
+
+
+def _shape(node: Node, source: bytes) -> str:
+    """The word with quoted and expanded parts blanked out (``_``), the rest raw."""
+    if node.type in ("word", "number"):
+        return _text(node, source)
+    if node.type in ("command_name", "concatenation"):
+        return "".join(_shape(child, source) for child in node.children)
+    if node.type == "brace_expression":
+        return "{_,_}"
+    return "_"
 
 
 def _text(node: Node, source: bytes) -> str:

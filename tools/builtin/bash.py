@@ -1,36 +1,50 @@
 """``bash``: run a command line in a shell (reference §3.5, §6.6).
 
-Before anything runs, the line is parsed (tools/shell_parse.py) and permission
-is asked for what it would do:
+Before anything runs, the line is analysed (tools/command_policy.py: every
+command it would run, through wrappers like ``sudo``/``env``/``xargs``/``find
+-exec``, shell strings like ``bash -c``, quoting and paths) and checked:
 
-1. one ``external_directory`` ask for every directory outside the project that
-   the line names: existing path arguments of cd, rm, cp, mv, mkdir, touch, chmod,
-   chown and cat, and ``workdir`` itself;
-2. one ``bash`` ask whose patterns are the text of every command in the line
-   (``cd`` alone is not asked for) and whose "always" patterns are their arity
-   prefixes (``git checkout *``).
+1. **deny first**: if a ``bash`` rule denies any command by any of its
+   spellings (``rm`` in ``sudo /bin/rm x``, ``bash -c 'rm x'``...), the call fails
+   with ``permission_denied`` naming the rule, before anyone is asked; so does a
+   command only known at run time (``$cmd``, ``eval``, ``... | sh``) when the
+   catch-all rule ``*`` denies;
+2. one ``external_directory`` ask for every directory outside the project that
+   the line names: path arguments of cd, rm, cp, mv, mkdir, touch, chmod, chown
+   and cat (of the program a wrapper runs too), files that redirections open,
+   and ``workdir`` itself. ``~``, ``$HOME``-style variables, ``..`` and symlinks are
+   resolved, and a path that does not exist yet counts where its nearest
+   existing ancestor is;
+3. one ``bash`` ask whose patterns are the text of every command in the line
+   (``cd`` alone is not asked for) and whose "always" patterns are arity prefixes
+   (``git checkout *``; ``sudo *`` and ``rm *`` for ``sudo rm x``). A command only
+   known at run time is asked for (without "always") whenever the rules restrict
+   bash at all, even if they would allow its text.
 
-A line tree-sitter cannot parse is never run on a guess: its ``bash`` ask has the
-whole line as its first pattern (then any command the parser still recovered) and
-offers no "always". The ask goes through the rules like any other, so a rule
-that denies the whole text or a recovered command still denies it; under the
-default rules (everything allowed) it runs and bash reports the syntax error.
+A line tree-sitter cannot parse is never run on a guess: it counts as unknown,
+its ``bash`` ask has the whole line as its first pattern (then any command the
+parser still recovered) and offers no "always"; a rule that denies the whole text
+or a recovered command still denies it; under the default rules (everything
+allowed) it runs and bash reports the syntax error.
 
 Running, timeouts and cancellation are tools/process.py's: the whole process tree
 ends (group, descendants, and double-forked escapees found by an environment
 marker), and jobs left in the background by a command that exited keep running.
 
-Differences from OpenCode, on purpose: arguments are unquoted before their paths
-are checked (``rm "../x y"`` is the file ``../x y``), and the command name is
-matched by its basename (``/bin/rm``); a line with syntax errors is asked for whole;
-the timeout/abort note uses the newer wording under our tool's tag
-``<bash_metadata>``; a timeout is not an error (the model reads the note;
-``metadata.timedOut`` tells the editor).
+Differences from OpenCode, on purpose: rules are checked against what the line
+runs, not only its text (wrappers, nested shells, ``/bin/rm``, ``\\rm``), and a
+command only known at run time cannot be allowed by an allow rule; arguments are
+unquoted before their paths are checked (``rm "../x y"`` is the file ``../x y``),
+paths that do not exist yet and redirection targets are checked too; a line with
+syntax errors is asked for whole; the timeout/abort note uses the newer wording
+under our tool's tag ``<bash_metadata>``; a timeout is not an error (the model
+reads the note; ``metadata.timedOut`` tells the editor).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 from pathlib import Path
@@ -39,11 +53,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tools import process
+from tools.command_policy import Analysis, Decision, Denial, analyse_line, decide
 from tools.context import ToolContext
-from tools.errors import NotFoundError, ToolError
-from tools.paths import is_inside, real, resolve
+from tools.errors import NotFoundError, PermissionDeniedError, ToolError
+from tools.paths import is_inside, locations, real, resolve
+from tools.permission import PermissionRequest, PermissionService, Rule, wildcard_match
 from tools.result import ToolResult
-from tools.shell_parse import CommandLine, ParsedCommand, analyse
+from tools.shell_parse import Arg
 from tools.tool import Annotations, define
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -52,6 +68,13 @@ MAX_METADATA_LENGTH = 30_000
 
 # Commands whose arguments are paths worth checking (OpenCode's list plus cat).
 PATH_COMMANDS = frozenset({"cd", "rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat"})
+
+MAX_BASES = 16  # directories a line cds to that later relative paths are checked against
+
+# Devices every command line may read or write (2>/dev/null) without an ask.
+HARMLESS_DEVICES = frozenset(
+    f"/dev/{name}" for name in ("null", "zero", "full", "random", "urandom", "tty")
+) | frozenset(f"/dev/std{name}" for name in ("in", "out", "err"))
 
 SHELLS = frozenset({"bash", "zsh", "sh", "dash"})  # fish, nu & co. don't speak POSIX sh
 
@@ -99,8 +122,8 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
         )
     timeout_ms = DEFAULT_TIMEOUT_MS if args.timeout is None else args.timeout
     workdir = _workdir(args.workdir, ctx)
-    line = analyse(args.command)
-    await _ask(line, workdir, args, ctx)
+    analysis = await ctx.run_blocking(analyse_line, args.command, workdir)
+    await _ask(analysis, workdir, args, ctx)
 
     preview = _Preview()
 
@@ -177,10 +200,11 @@ def _workdir(given: str | None, ctx: ToolContext) -> Path:
 # ---------------------------------------------------------------- permissions
 
 
-async def _ask(line: CommandLine, workdir: Path, args: BashParams, ctx: ToolContext) -> None:
-    commands = [c for c in line.commands if c.tokens]
+async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolContext) -> None:
+    service = ctx.host.permissions
+    _check_denials(decide(analysis, _bash_rules(service, ctx.agent)), service, ctx.agent)
     roots = (real(ctx.directory), real(ctx.worktree))
-    outside = await ctx.run_blocking(_outside_dirs, commands, workdir, roots)
+    outside = await ctx.run_blocking(_outside_dirs, analysis, workdir, roots)
     if outside:
         globs = [f"{d.as_posix().rstrip('/')}/*" for d in outside]
         await ctx.ask(
@@ -189,50 +213,134 @@ async def _ask(line: CommandLine, workdir: Path, args: BashParams, ctx: ToolCont
             globs,
             {"command": args.command, "directories": [str(d) for d in outside]},
         )
-    metadata = {"command": args.command, "description": args.description}
-    if line.parse_error:
-        patterns = _unique([args.command, *(c.text for c in commands)])
-        await ctx.ask("bash", patterns, [], {**metadata, "parseError": True})
-        return
-    asked = [c for c in commands if c.name != "cd"]
-    if asked:
-        await ctx.ask(
-            "bash",
-            _unique(c.text for c in asked),
-            _unique(c.always for c in asked),
-            metadata,
+    # Again: the rules may have changed while the user answered.
+    decision = decide(analysis, _bash_rules(service, ctx.agent))
+    _check_denials(decision, service, ctx.agent)
+    metadata: dict[str, Any] = {"command": args.command, "description": args.description}
+    if analysis.parse_error:
+        metadata["parseError"] = True
+    if decision.unknown:
+        metadata["unknown"] = decision.unknown
+    if decision.needs_ask:
+        await ctx.ask("bash", decision.patterns, decision.always, metadata)
+    elif decision.force:
+        await _ask_regardless(ctx, decision.patterns, metadata)
+
+
+def _bash_rules(service: PermissionService, agent: str) -> list[Rule]:
+    return [*service.ruleset(agent), *service.approved]
+
+
+def _check_denials(decision: Decision, service: PermissionService, agent: str) -> None:
+    if decision.denial is not None:
+        raise _denied(decision.denial, _bash_rules(service, agent))
+
+
+def _denied(denial: Denial, rules: list[Rule]) -> PermissionDeniedError:
+    rule = denial.rule
+    if denial.reason:
+        what = (
+            f"`{denial.command}` runs a command that is only known when it runs "
+            f"({denial.reason}), and the rule `{rule.pattern}` denies every command the "
+            "configuration does not allow by name"
         )
+    elif denial.matched in (denial.command, ""):
+        what = f"the rule `{rule.pattern}` denies `{denial.command}`"
+    else:
+        what = f"`{denial.command}` runs `{denial.matched}`, which the rule `{rule.pattern}` denies"
+    relevant = [r.to_wire() for r in rules if wildcard_match("bash", r.permission)]
+    return PermissionDeniedError(
+        "The user has specified a rule which prevents you from using this specific tool "
+        f"call: {what}. Nothing was run. Do not try to run it another way; do the task "
+        "without it, or ask the user to run it. Here are some of the relevant rules "
+        f"{json.dumps(relevant)}",
+        metadata={"rule": rule.to_wire(), "command": denial.command, "matched": denial.matched},
+    )
 
 
-def _outside_dirs(
-    commands: list[ParsedCommand], workdir: Path, roots: tuple[Path, ...]
-) -> list[Path]:
+class _AskingRules:
+    """The permission service seen through a ruleset that asks for everything.
+
+    ``ctx.ask`` never prompts when the rules allow every pattern, but a command
+    only known at run time must be asked for whatever they allow. Running the
+    service's own ``ask`` through this view keeps its prompt, reject and feedback
+    behaviour (and the session's other pending asks) exactly; "always" is not
+    offered, so nothing is approved. A ``force`` flag on ``ctx.ask`` would replace it.
+    """
+
+    def __init__(self, service: PermissionService) -> None:
+        self._service = service
+        self.approved: list[Rule] = []
+
+    def ruleset(self, agent: str) -> list[Rule]:
+        return [Rule("*", "*", "ask")]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._service, name)
+
+
+async def _ask_regardless(ctx: ToolContext, patterns: list[str], metadata: dict[str, Any]) -> None:
+    request = PermissionRequest(
+        session_id=ctx.session_id,
+        call_id=ctx.call_id,
+        message_id=ctx.message_id,
+        tool=ctx.tool,
+        permission="bash",
+        patterns=patterns,
+        always=[],
+        title=f"{ctx.tool}: {', '.join(patterns)}",
+        metadata=metadata,
+    )
+    view: Any = _AskingRules(ctx.host.permissions)
+    await PermissionService.ask(view, request, ctx.agent, ctx.editor.ask_permission)
+
+
+def _outside_dirs(analysis: Analysis, workdir: Path, roots: tuple[Path, ...]) -> list[Path]:
     """Directories outside ``roots`` that the line touches, in order, each once."""
     found: list[Path] = []
+    bases = [workdir]  # and every directory the line cds to: later paths may be there
 
-    def note(path: Path, is_dir: bool) -> None:
+    def note(path: Path, is_dir: bool = False) -> None:
         if any(is_inside(path, root) for root in roots):
             return
-        directory = path if is_dir else path.parent
+        # a new path counts as a file in its parent, unless written as a directory (x/)
+        directory = path if is_dir or path.is_dir() else path.parent
         if directory not in found:
             found.append(directory)
 
+    def check(word: str) -> None:
+        for base in list(bases):
+            for path in locations(word, base):
+                note(path, word.endswith("/"))
+
     note(real(workdir), True)
-    for command in commands:
-        name = os.path.basename(command.name or "")
-        if name not in PATH_COMMANDS:
+    for command in analysis.commands:
+        stage = command.innermost
+        if stage is None or stage.name not in PATH_COMMANDS:
             continue
-        for word in command.words[1:]:
-            if not word or word.startswith("-") or (name == "chmod" and word.startswith("+")):
+        for arg in stage.args[1:]:
+            word = _path_word(arg)
+            if not word or word.startswith("-") or (stage.name == "chmod" and word[0] == "+"):
                 continue  # None: known only at run time (a known gap, as in OpenCode)
-            path = real(resolve(word, workdir))
-            if path.exists():
-                note(path, path.is_dir())
+            check(word)
+            if stage.name == "cd" and len(bases) < MAX_BASES:
+                bases += [d for d in (resolve(word, b) for b in bases) if d not in bases]
+    for arg in analysis.redirects:
+        word = _path_word(arg)
+        if word and os.path.normpath(resolve(word, workdir)) not in HARMLESS_DEVICES:
+            check(word)
     return found
 
 
-def _unique(items) -> list[str]:
-    return list(dict.fromkeys(items))
+def _path_word(arg: Arg) -> str | None:
+    """The path an argument names: its value, or with environment variables expanded
+    (``"$HOME/x"``) when nothing else in it is only known at run time."""
+    if arg.value is not None:
+        return arg.value
+    if any(sign in arg.raw for sign in ("$(", "`", "'")):
+        return None
+    expanded = os.path.expandvars(arg.raw.replace('"', ""))
+    return None if "$" in expanded else expanded
 
 
 # ---------------------------------------------------------------- running
