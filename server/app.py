@@ -1,0 +1,201 @@
+"""The toolhost language server: lifecycle, document sync and the ``tools/*`` methods.
+
+Handlers only translate.  The tool framework (pydantic, the built-in tools) is
+loaded after ``initialize`` has been answered, on the first call that needs it, so
+an editor gets its ``initialize`` answer as fast as from a bare pygls server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcServerNotInitialized
+from pygls.lsp.server import LanguageServer
+
+from server import __version__
+from server.documents import Documents, uri_to_path
+from server.protocol import ToolhostProtocol
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from server.state import ServerState
+
+log = logging.getLogger("toolhost.server")
+
+# How long running calls may take to finish once the client has closed our input.
+WIND_DOWN_SECONDS = 10.0
+GC_FALLBACK_SECONDS = 30.0
+
+
+class ToolhostServer(LanguageServer):
+    protocol: ToolhostProtocol
+
+    def __init__(self) -> None:
+        super().__init__(
+            "toolhost",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=ToolhostProtocol,
+        )
+        self.documents = Documents()
+        # Set when this server owns its process (``run``): see settle_memory.
+        self.owns_process = False
+        self.initialize_params: types.InitializeParams | None = None
+        self.worktree = Path.cwd()
+        self._state: ServerState | None = None
+
+    def on_initialize(self, params: types.InitializeParams) -> None:
+        self.initialize_params = params
+        self.worktree = worktree_of(params)
+
+    @property
+    def state(self) -> ServerState:
+        """Options, ToolHost and session defaults, built once after ``initialize``."""
+        if self._state is None:
+            if self.initialize_params is None:
+                raise JsonRpcServerNotInitialized("The server is not initialized yet.")
+            from server.state import ServerState
+
+            self._state = ServerState.build(
+                self.initialize_params.initialization_options, self.worktree
+            )
+            if self.owns_process:
+                settle_memory()
+            if self._state.options.config_error:
+                self.window_show_message(
+                    types.ShowMessageParams(
+                        type=types.MessageType.Error,
+                        message=f"toolhost: {self._state.options.config_error}",
+                    )
+                )
+        return self._state
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log only: a server fault is answered in its response, never as a pop-up."""
+        log.error("%s: %s", getattr(source, "__name__", source), error)
+
+
+def worktree_of(params: types.InitializeParams) -> Path:
+    """The first workspace folder, else rootUri/rootPath, else the process's directory."""
+    uris = [folder.uri for folder in params.workspace_folders or []]
+    if params.root_uri:
+        uris.append(params.root_uri)
+    for uri in uris:
+        path = uri_to_path(uri)
+        if path:
+            return Path(path)
+    if params.root_path:
+        return Path(os.path.abspath(params.root_path))
+    return Path.cwd()
+
+
+def settle_memory() -> None:
+    """Keep what start-up (or loading the tools) allocated out of later collections.
+
+    ``toolhost serve`` starts with garbage collection off (server.cli); it is turned
+    on here, once initialize is answered.
+    """
+    gc.freeze()
+    gc.enable()
+
+
+def _handlers() -> ModuleType:
+    from server import handlers
+
+    return handlers
+
+
+def create_server() -> ToolhostServer:
+    server = ToolhostServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: ToolhostServer, params: types.InitializeParams) -> None:
+        """LSP handler for initialize: remember the worktree and options."""
+        ls.on_initialize(params)
+        if ls.owns_process:
+            asyncio.get_running_loop().call_soon(settle_memory)  # after the answer is sent
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: ToolhostServer, params: types.InitializedParams) -> None:
+        """LSP handler for initialized: load the tools while the client settles."""
+        _ = ls.state
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: ToolhostServer, params: types.DidOpenTextDocumentParams) -> None:
+        """LSP handler for textDocument/didOpen."""
+        ls.documents.opened(params.text_document.uri, params.text_document.text)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: ToolhostServer, params: types.DidChangeTextDocumentParams) -> None:
+        """LSP handler for textDocument/didChange."""
+        ls.documents.changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: ToolhostServer, params: types.DidSaveTextDocumentParams) -> None:
+        """LSP handler for textDocument/didSave."""
+        ls.documents.saved(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: ToolhostServer, params: types.DidCloseTextDocumentParams) -> None:
+        """LSP handler for textDocument/didClose."""
+        ls.documents.closed(params.text_document.uri)
+
+    @server.feature("tools/list")
+    def tools_list(ls: ToolhostServer, params: Any) -> dict[str, Any]:
+        """toolhost handler for tools/list."""
+        return _handlers().tools_list(ls, params)
+
+    @server.feature("tools/execute")
+    async def tools_execute(ls: ToolhostServer, params: Any) -> dict[str, Any]:
+        """toolhost handler for tools/execute (async, so $/cancelRequest interrupts it)."""
+        return await _handlers().tools_execute(ls, params)
+
+    return server
+
+
+async def serve_stdio(server: ToolhostServer) -> None:
+    from server.stdio import open_stdio, private_stdio
+
+    stdin, stdout = private_stdio()
+    reader, writer = await open_stdio(stdin, stdout, server.protocol)
+    await reader.closed
+    await server.protocol.wind_down(WIND_DOWN_SECONDS)
+    await writer.drain()
+
+
+def run(server: ToolhostServer, transport: str, host: str = "", port: int = 0) -> int:
+    """Serve until ``exit`` or end of input; the process exit code."""
+    from server.logs import forward_to_client
+
+    server.owns_process = True
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        forward_to_client(server, loop)
+        loop.call_later(GC_FALLBACK_SECONDS, gc.enable)  # in case initialize never comes
+        if transport == "stdio":
+            await serve_stdio(server)
+        else:
+            from server import sockets
+
+            serve = sockets.serve_tcp if transport == "tcp" else sockets.serve_ws
+            await serve(server.protocol, host, port)
+
+    try:
+        asyncio.run(main())
+    except SystemExit as exit:  # the LSP exit notification: 0 after shutdown, else 1
+        if isinstance(exit.code, str):  # a transport that cannot start says why
+            print(exit.code, file=sys.stderr)
+            return 2
+        return exit.code if isinstance(exit.code, int) else 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

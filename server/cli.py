@@ -1,0 +1,184 @@
+"""``toolhost``: serve the tools to an editor, list them, or run one from a shell.
+
+    toolhost serve [--stdio | --tcp HOST:PORT | --ws HOST:PORT]
+    toolhost list [--model PROVIDER/MODEL] [--agent NAME] [--json] [--cwd DIR]
+    toolhost run TOOL 'JSON-ARGS' [--cwd DIR] [--json] [--yes]
+
+Exit codes: 0 success, 1 the tool reported an error (``isError``), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+LOOPBACK = "127.0.0.1"
+USAGE_ERROR = 2
+
+
+def parse_address(value: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[V6]:PORT``, ``:PORT`` or ``PORT``; the host defaults to loopback."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = "", value
+    host = host.strip("[]") or LOOPBACK
+    if not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT with a port number, got {value!r}")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolhost", description="OpenCode's agent tools as an editor sidecar."
+    )
+    # An explicit prog keeps argparse from building a help formatter (and importing
+    # shutil) on every start.
+    commands = parser.add_subparsers(dest="command", required=True, prog="toolhost")
+
+    serve = commands.add_parser("serve", help="serve the tools over JSON-RPC (stdio by default)")
+    where = serve.add_mutually_exclusive_group()
+    # vscode-languageclient appends --stdio to the server's command line.
+    where.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
+    where.add_argument("--tcp", type=parse_address, metavar="HOST:PORT", help="listen on TCP")
+    where.add_argument("--ws", type=parse_address, metavar="HOST:PORT", help="listen on WebSocket")
+    serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+
+    listing = commands.add_parser("list", help="print the tools a model is offered")
+    listing.add_argument("--model", metavar="PROVIDER/MODEL", help="filter for this model")
+    listing.add_argument(
+        "--agent",
+        default="build",
+        metavar="NAME",
+        help="as tools/list's agent (today every agent is offered the same tools)",
+    )
+    listing.add_argument("--json", action="store_true", help="print the tools/list result")
+    listing.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
+
+    run = commands.add_parser("run", help="run one tool and print its output")
+    run.add_argument("tool", help="tool id, e.g. read")
+    run.add_argument("args", help="the tool's arguments as a JSON object")
+    run.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
+    run.add_argument("--json", action="store_true", help="print the whole ToolResult")
+    run.add_argument("--yes", action="store_true", help="approve every permission ask")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    if args.command == "list":
+        return list_tools(args)
+    return run_tool(args)
+
+
+def serve(args: argparse.Namespace) -> int:
+    import gc
+
+    # Start-up allocates several hundred thousand long-lived objects (lsprotocol's
+    # types); collecting garbage among them only delays the initialize answer.
+    # server.app.settle_memory turns collection back on once initialize is answered.
+    gc.disable()
+    from server.logs import setup_logging
+
+    setup_logging(args.log_level)
+    transport, address = "stdio", (LOOPBACK, 0)
+    if args.tcp or args.ws:
+        transport, address = ("tcp", args.tcp) if args.tcp else ("ws", args.ws)
+        if not is_loopback(address[0]):
+            import logging
+
+            logging.getLogger("toolhost").warning(
+                "listening on %s, which is not a loopback address: anyone who can reach it "
+                "can run tools on this machine",
+                address[0],
+            )
+    from server.app import create_server, run
+
+    return run(create_server(), transport, *address)
+
+
+def list_tools(args: argparse.Namespace) -> int:
+    from tools.editor import EditorBridge
+    from tools.host import ToolHost
+
+    model = None
+    if args.model:
+        model = _model(args.model)
+        if model is None:
+            return _usage(f"--model must be PROVIDER/MODEL, e.g. openai/gpt-5 (got {args.model!r})")
+    host = ToolHost(_directory(args.cwd))
+    tools = host.offered(model=model, capabilities=EditorBridge().capabilities())
+    if args.json:
+        print(json.dumps({"tools": [tool.to_wire() for tool in tools]}, indent=2))
+    else:
+        width = max((len(tool.id) for tool in tools), default=0)
+        for tool in tools:
+            first_line = tool.description.strip().splitlines()[0] if tool.description else ""
+            print(f"{tool.id:<{width}}  {first_line}")
+    return 0
+
+
+def run_tool(args: argparse.Namespace) -> int:
+    try:
+        tool_args = json.loads(args.args)
+    except ValueError as error:
+        return _usage(
+            f"the arguments are not valid JSON ({error}); pass an object such as "
+            '\'{"filePath": "README.md"}\''
+        )
+    if not isinstance(tool_args, dict):
+        return _usage(
+            "the arguments must be a JSON object of named arguments, "
+            f'e.g. \'{{"filePath": "README.md"}}\' (got {args.args!r})'
+        )
+    import asyncio
+
+    from tools.editor import EditorBridge
+    from tools.host import ToolHost
+
+    host = ToolHost(_directory(args.cwd))
+    result = asyncio.run(
+        host.execute(args.tool, tool_args, editor=EditorBridge(approve_all=args.yes))
+    )
+    if args.json:
+        print(json.dumps(result.to_wire(), indent=2))
+    else:
+        print(result.output, file=sys.stderr if result.is_error else sys.stdout)
+    return 1 if result.is_error else 0
+
+
+def _model(value: str) -> Any:
+    from tools.context import ModelRef
+
+    provider, sep, model = value.partition("/")
+    return ModelRef(provider, model) if sep and provider and model else None
+
+
+def _directory(path: Path) -> Path:
+    if not path.is_dir():
+        raise SystemExit(_usage(f"--cwd {path} is not a directory"))
+    return path.resolve()
+
+
+def _usage(message: str) -> int:
+    print(f"toolhost: {message}", file=sys.stderr)
+    return USAGE_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Which open documents hold unsaved changes, so a read serves what the user sees.
+
+pygls's workspace applies the incremental changes and keeps each buffer's text;
+this adds the one fact LSP does not send: whether the buffer differs from the
+file.  A buffer is dirty when it was opened with text that is not the file's,
+or changed since it was opened or last saved.  A clean buffer is never served:
+the disk may have changed since (a command, a git checkout), and then the disk is
+the truth.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from urllib.parse import unquote
+
+from pygls.uris import to_fs_path
+from pygls.workspace import Workspace
+
+log = logging.getLogger("toolhost.documents")
+
+
+def uri_to_path(uri: str) -> str | None:
+    """The file system path of a ``file:`` URI (percent-decoded), else None."""
+    path = to_fs_path(unquote(uri))
+    return os.path.realpath(path) if path else None
+
+
+class Documents:
+    def __init__(self) -> None:
+        self._dirty: dict[str, bool] = {}  # workspace key (unquoted uri) -> dirty
+        self._by_path: dict[str, str] = {}  # real path -> workspace key
+
+    def opened(self, uri: str, text: str) -> None:
+        key = unquote(uri)
+        path = uri_to_path(uri)
+        self._dirty[key] = path is None or _differs_from_disk(path, text)
+        if path is not None:
+            self._by_path[path] = key
+
+    def changed(self, uri: str) -> None:
+        key = unquote(uri)
+        if key in self._dirty:
+            self._dirty[key] = True
+
+    def saved(self, uri: str) -> None:
+        key = unquote(uri)
+        if key in self._dirty:
+            self._dirty[key] = False
+
+    def closed(self, uri: str) -> None:
+        key = unquote(uri)
+        self._dirty.pop(key, None)
+        path = uri_to_path(uri)
+        if path is not None and self._by_path.get(path) == key:
+            del self._by_path[path]
+
+    def unsaved_text(self, path: Path, workspace: Workspace) -> str | None:
+        key = self._by_path.get(os.path.realpath(path))
+        if key is None or not self._dirty.get(key):
+            return None
+        document = workspace.text_documents.get(key)
+        return document.source if document is not None else None
+
+
+def _differs_from_disk(path: str, text: str) -> bool:
+    from tools.fsio import decode  # the tool framework loads after initialize; see app.py
+
+    try:
+        with open(path, "rb") as file:
+            return decode(file.read()).text != text
+    except OSError:
+        return True  # no such file (a new, unsaved buffer) or unreadable

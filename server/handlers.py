@@ -1,0 +1,65 @@
+"""``tools/list`` and ``tools/execute``: check params, call the ToolHost, convert.
+
+Imported on first use (see ``server.app``) because it loads the tool framework.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from server.bridge import LspEditorBridge
+from server.params import parse_execute, parse_list
+from tools.result import ToolResult
+
+if TYPE_CHECKING:
+    from server.app import ToolhostServer
+
+log = logging.getLogger("toolhost.server")
+
+
+def tools_list(server: ToolhostServer, raw: Any) -> dict[str, Any]:
+    state = server.state
+    params = parse_list(raw)
+    bridge = LspEditorBridge(server, state.options.editor)
+    tools = state.host.offered(
+        model=params.model or state.options.model, capabilities=bridge.capabilities()
+    )
+    return {"tools": [tool.to_wire() for tool in tools]}
+
+
+async def tools_execute(server: ToolhostServer, raw: Any) -> dict[str, Any]:
+    state = server.state
+    params = parse_execute(raw)
+    bridge = LspEditorBridge(
+        server, state.options.editor, params.work_done_token, params.message_id or ""
+    )
+    bridge.begin_progress(params.tool)
+    try:
+        result = await state.host.execute(
+            params.tool,
+            params.args,
+            editor=bridge,
+            session_id=params.session_id or state.session_id,
+            call_id=params.call_id,
+            message_id=params.message_id or "",
+            agent=params.agent or state.options.agent,
+            model=params.model or state.options.model,
+        )
+    except Exception as error:  # a fault outside the tool (its own are caught in Tool.run)
+        log.exception("tools/execute %s failed", params.tool)
+        result = internal_error(params.tool, error)
+    finally:
+        bridge.end_progress()
+    return result.to_wire()
+
+
+def internal_error(tool: str, error: Exception) -> ToolResult:
+    return ToolResult(
+        title=tool,
+        output=f"toolhost failed unexpectedly while running {tool} "
+        f"({type(error).__name__}: {error}). This is a fault in toolhost, not in your "
+        "input; it has been logged. You may retry, or continue another way.",
+        metadata={"error": "internal"},
+        is_error=True,
+    )

@@ -1,0 +1,335 @@
+"""toolhost's JSON-RPC layer on top of pygls's ``LanguageServerProtocol``.
+
+pygls parses messages inside its own read loop: a malformed body becomes a log
+line with no answer, and custom-method params become namedtuples (which rename
+keys that are not identifiers, so a tool's arguments could change).  Here
+``receive`` takes one framed body and either dispatches it or answers the fault:
+
+======  ==========================================================  ===========
+code    when                                                        id
+======  ==========================================================  ===========
+-32700  bad framing, or a body that is not JSON                     null
+-32600  JSON that is not a request object (an array, no method...)  the request's, else null
+-32602  params that do not fit the method                           the request's
+-32601  an unknown method (pygls)                                   the request's
+-32800  a request cancelled with ``$/cancelRequest``                the request's
+-32603  an unexpected exception in a handler (logged, not shown)    the request's
+======  ==========================================================  ===========
+
+Custom methods keep their params as plain JSON values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import logging
+from collections.abc import Generator
+from concurrent.futures import Future
+from functools import partial
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcMethodNotFound,
+    JsonRpcParseError,
+    JsonRpcRequestCancelled,
+)
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+
+log = logging.getLogger("toolhost.protocol")
+
+PROTOCOL_VERSION = 1
+_PLAIN = (dict, list, str, int, float, bool, type(None))
+
+
+class ToolhostProtocol(LanguageServerProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ids = itertools.count(1)
+        self._outgoing: set[str] = set()  # ids of our requests still awaiting the client
+        self._async_handlers: dict[Any, bool] = {}
+        self._sends: set[asyncio.Future[Any]] = set()
+
+    # -- intake ---------------------------------------------------------------
+
+    def receive(self, body: bytes) -> None:
+        """Dispatch one message body; anything malformed is answered, never fatal."""
+        try:
+            data = json.loads(body)
+        except ValueError as error:  # includes UnicodeDecodeError
+            self.send_error(None, JsonRpcParseError(f"Parse error: the body is not JSON ({error})"))
+            return
+        problem = envelope_problem(data)
+        if problem is not None:
+            self.send_error(request_id(data), JsonRpcInvalidRequest(f"Invalid request: {problem}"))
+            return
+        method = data.get("method")
+        if method is not None and "id" in data:
+            if self._shutdown and method != types.EXIT:
+                self.send_error(data["id"], JsonRpcInvalidRequest("The server is shutting down."))
+                return
+            if self.get_message_type(method) is None:
+                self._handle_custom_request(data["id"], method, data.get("params"))
+                return
+        try:
+            message = self.structure_message(data)
+        except JsonRpcException as error:
+            self._structure_failed(data, error)
+            return
+        try:
+            self.handle_message(message)
+        except Exception:  # a fault in one message must not end the session
+            log.exception("failed to handle %s", data.get("method") or "a response")
+
+    def _handle_custom_request(self, msg_id: Any, method: str, params: Any) -> None:
+        """toolhost's own methods, without pygls's per-message machinery.
+
+        An async handler runs as a task registered under the request id, so pygls's
+        ``$/cancelRequest`` handling cancels it; the task answers for itself, and
+        only a cancelled one is answered from its done callback.
+        """
+        handler = self.fm.features.get(method)
+        if handler is None:
+            self.send_error(msg_id, JsonRpcMethodNotFound.of(method))
+            return
+        if not self._is_async(handler):
+            try:
+                result = handler(params)
+            except Exception as error:
+                self._send_failure(msg_id, error)
+            else:
+                self._send_response(msg_id, result)
+            return
+        task = asyncio.ensure_future(self._answer(msg_id, handler, params))
+        self._request_futures[msg_id] = task
+        task.add_done_callback(partial(self._answer_cancelled, msg_id))
+
+    def _is_async(self, handler: Any) -> bool:
+        known = self._async_handlers.get(handler)
+        if known is None:
+            known = self._async_handlers[handler] = asyncio.iscoroutinefunction(handler)
+        return known
+
+    async def _answer(self, msg_id: Any, handler: Any, params: Any) -> None:
+        try:
+            result = await handler(params)
+        except Exception as error:
+            self._request_futures.pop(msg_id, None)
+            self._send_failure(msg_id, error)
+            return
+        self._request_futures.pop(msg_id, None)
+        self._send_response(msg_id, result)
+
+    def _answer_cancelled(self, msg_id: Any, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            self._request_futures.pop(msg_id, None)
+            cancelled = JsonRpcRequestCancelled(f"Request {msg_id!r} was cancelled")
+            self._send_response(msg_id, error=cancelled.to_response_error())
+
+    def _send_failure(self, msg_id: Any, error: Exception) -> None:
+        if isinstance(error, JsonRpcException):
+            log.warning("request %r: %s", msg_id, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+        else:
+            log.error("request %r failed", msg_id, exc_info=error)
+            internal = JsonRpcInternalError(f"Internal error: {type(error).__name__}: {error}")
+            self._send_response(msg_id, error=internal.to_response_error())
+
+    def framing_error(self, message: str) -> None:
+        self.send_error(None, JsonRpcParseError(f"Parse error: {message}"))
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """Typed LSP messages via lsprotocol; custom methods and results stay plain JSON."""
+        if "jsonrpc" not in data:
+            return data
+        method = data.get("method")
+        if method is not None:
+            message_type = self.get_message_type(method)
+            if message_type is not None:
+                return self._structure(data, message_type, method)
+            if "id" in data:
+                return JsonRPCRequestMessage(
+                    id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+                )
+            return JsonRPCNotification(
+                method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+            )
+        if "error" in data:
+            return self._structure(data, types.ResponseErrorMessage, "a response")
+        result_type = self._result_types.pop(data["id"], None)
+        if result_type is not None:
+            return self._structure(data, result_type, "a response")
+        return JsonRPCResponseMessage(
+            id=data["id"], jsonrpc=data["jsonrpc"], result=data.get("result")
+        )
+
+    def _structure(self, data: dict[str, Any], message_type: type, what: str) -> Any:
+        try:
+            return self._converter.structure(data, message_type)
+        except Exception as error:
+            raise JsonRpcInvalidParams(f"Invalid params for {what}: {describe(error)}") from error
+
+    def _structure_failed(self, data: dict[str, Any], error: JsonRpcException) -> None:
+        if "method" in data:
+            if "id" in data:
+                self.send_error(data["id"], error)
+            else:
+                log.warning("ignored notification %s: %s", data["method"], error.message)
+            return
+        # A malformed answer to one of our requests: fail it rather than wait forever.
+        future = self._request_futures.pop(data["id"], None)
+        log.warning("malformed response %r from the client: %s", data["id"], error.message)
+        if future is not None and not future.done():
+            future.set_exception(error)
+
+    # -- answers --------------------------------------------------------------
+
+    def send_error(self, msg_id: Any, error: JsonRpcException) -> None:
+        log.warning("answering %s with %s: %s", msg_id, error.code, error.message)
+        self._send_data(
+            {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "error": {"code": error.code, "message": error.message},
+            }
+        )
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+        """pygls's version, minus the traceback log for expected protocol faults."""
+        self._request_futures.pop(msg_id, None)
+        if future.cancelled():
+            cancelled = JsonRpcRequestCancelled(f"Request {msg_id!r} was cancelled")
+            self._send_response(msg_id, error=cancelled.to_response_error())
+            return
+        error = future.exception()
+        if error is None:
+            self._send_response(msg_id, result=future.result())
+        else:
+            self._send_failure(msg_id, error)  # type: ignore[arg-type]
+
+    def _send_response(
+        self, msg_id: Any, result: Any = None, error: types.ResponseError | None = None
+    ) -> None:
+        if error is not None:
+            response = {"jsonrpc": "2.0", "id": msg_id, "error": self._converter.unstructure(error)}
+        else:
+            if not isinstance(result, _PLAIN):
+                result = self._converter.unstructure(result)
+            response = {"jsonrpc": "2.0", "id": msg_id, "result": result}
+        self._send_data(response)
+
+    def _send_data(self, data: Any) -> None:
+        if self.writer is None:
+            log.error("no transport to send a message on")
+            return
+        try:
+            body = json.dumps(data, default=self._serialize_message).encode()
+            frame = b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+            written = self.writer.write(frame if self._include_headers else body)
+            if inspect.isawaitable(written):  # a websocket send
+                task = asyncio.ensure_future(written)
+                self._sends.add(task)
+                task.add_done_callback(self._sends.discard)
+        except Exception:
+            log.exception("failed to send a message")
+
+    # -- requests to the client -----------------------------------------------
+
+    def send_request(
+        self, method: str, params: Any = None, callback: Any = None, msg_id: Any = None
+    ) -> Future[Any]:
+        msg_id = msg_id if msg_id is not None else f"toolhost-{next(self._ids)}"
+        future = super().send_request(method, params, callback, msg_id)
+        self._outgoing.add(msg_id)
+        future.add_done_callback(lambda _: self._outgoing.discard(msg_id))
+        return future
+
+    async def request(self, method: str, params: Any) -> Any:
+        """Ask the client; if our caller is cancelled, withdraw the request."""
+        msg_id = f"toolhost-{next(self._ids)}"
+        future = self.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if self._request_futures.pop(msg_id, None) is not None:
+                self._result_types.pop(msg_id, None)
+                self.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise
+
+    async def wind_down(self, timeout: float) -> None:
+        """At end of input: nobody will answer our requests; let running calls finish."""
+        for msg_id in list(self._outgoing):
+            future = self._request_futures.pop(msg_id, None)
+            if future is not None and not future.done():
+                future.set_exception(ConnectionError("the client closed the connection"))
+        running = [f for f in self._request_futures.values() if isinstance(f, asyncio.Future)]
+        if running:
+            _, pending = await asyncio.wait(running, timeout=timeout)
+            for task in pending:
+                task.cancel()
+            if pending:  # let the cancelled calls answer -32800 before we leave
+                await asyncio.wait(pending, timeout=1.0)
+
+    # -- lifecycle ------------------------------------------------------------
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"toolhost": {"protocol": PROTOCOL_VERSION}}
+        return result
+
+
+def envelope_problem(data: Any) -> str | None:
+    """Why ``data`` is not a JSON-RPC 2.0 message, or None."""
+    if isinstance(data, list):
+        return "batches are not supported; send one JSON object per message"
+    if not isinstance(data, dict):
+        return f"a message must be a JSON object, got {type(data).__name__}"
+    if data.get("jsonrpc") != "2.0":
+        return 'the "jsonrpc" member must be "2.0"'
+    if "id" in data and not valid_id(data["id"]):
+        return 'the "id" member must be a string or an integer'
+    if "method" in data:
+        if not isinstance(data["method"], str):
+            return 'the "method" member must be a string'
+        return None
+    if "id" not in data:
+        return 'a message needs a "method" (request or notification) or an "id" (response)'
+    if "result" not in data and "error" not in data:
+        return 'a response needs a "result" or an "error"'
+    return None
+
+
+def valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def request_id(data: Any) -> Any:
+    """The id to answer a faulty message with: its own if it has a usable one."""
+    if isinstance(data, dict) and "method" in data and valid_id(data.get("id")):
+        return data["id"]
+    return None
+
+
+def describe(error: BaseException) -> str:
+    """cattrs errors as ``what @ where`` lines, so the message names the field."""
+    from cattrs import transform_error
+    from cattrs.errors import ClassValidationError
+
+    if isinstance(error, ClassValidationError):
+        return "; ".join(transform_error(error, path="$"))
+    return str(error)

@@ -1,0 +1,152 @@
+"""Wire tests: the installed ``toolhost serve`` over stdio, driven by pytest-lsp's client.
+
+``connect`` starts one server for a worktree and initialises it; ``WireClient``
+answers the server's requests (``permission/ask``, ``window/showMessageRequest``)
+the way a test scripts them and records what it was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import cattrs
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+from pytest_lsp import LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+TOOLHOST = Path(sys.executable).with_name("toolhost")
+
+# A client that can show a window/showMessageRequest, and one that cannot.
+PROMPTING = types.ClientCapabilities(
+    window=types.WindowClientCapabilities(show_message=types.ShowMessageRequestClientCapabilities())
+)
+PLAIN = types.ClientCapabilities()
+
+
+def plain_converter() -> cattrs.Converter:
+    """pygls's converter, but custom params and results stay dicts (not namedtuples)."""
+    converter = default_converter()
+    converter.register_structure_hook(
+        JsonRPCRequestMessage,
+        lambda o, cls: cls(
+            id=o["id"], method=o["method"], jsonrpc=o["jsonrpc"], params=o.get("params")
+        ),
+    )
+    converter.register_structure_hook(
+        JsonRPCNotification,
+        lambda o, cls: cls(method=o["method"], jsonrpc=o["jsonrpc"], params=o.get("params")),
+    )
+    converter.register_structure_hook(
+        JsonRPCResponseMessage,
+        lambda o, cls: cls(id=o["id"], jsonrpc=o["jsonrpc"], result=o.get("result")),
+    )
+    return converter
+
+
+class WireClient(LanguageClient):
+    def __init__(self) -> None:
+        super().__init__(converter_factory=plain_converter)
+        register_lsp_features(self)
+        self.asks: list[dict[str, Any]] = []
+        self.ask_reply: dict[str, Any] | None = {"reply": "once"}  # None: never answer
+        self.asked = asyncio.Event()
+        self.prompts: list[types.ShowMessageRequestParams] = []
+        self.prompt_choice: str | None = "Allow once"  # None: dismiss the prompt
+        self.updates: list[dict[str, Any]] = []
+
+        @self.feature("permission/ask")
+        async def permission_ask(ls: WireClient, params: dict[str, Any]) -> dict[str, Any]:
+            ls.asks.append(params)
+            ls.asked.set()
+            if ls.ask_reply is None:
+                await asyncio.Event().wait()  # never answers; only a cancel ends this
+            return ls.ask_reply  # type: ignore[return-value]
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def prompt(
+            ls: WireClient, params: types.ShowMessageRequestParams
+        ) -> types.MessageActionItem | None:
+            ls.prompts.append(params)
+            return types.MessageActionItem(ls.prompt_choice) if ls.prompt_choice else None
+
+        @self.feature("tools/update")
+        def update(ls: WireClient, params: dict[str, Any]) -> None:
+            ls.updates.append(params)
+
+    async def call(self, method: str, params: Any = None) -> Any:
+        return await self.protocol.send_request_async(method, params)
+
+    async def execute(self, tool: str, args: Any, **extra: Any) -> dict[str, Any]:
+        return await self.call("tools/execute", {"tool": tool, "args": args, **extra})
+
+    async def tool_ids(self, **params: Any) -> list[str]:
+        result = await self.call("tools/list", params)
+        return [tool["id"] for tool in result["tools"]]
+
+    async def open(self, path: Path, text: str | None = None, version: int = 1) -> str:
+        """didOpen, then a round trip: the server has seen the open when this returns."""
+        uri = path.as_uri()
+        self.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(
+                    uri, "plaintext", version, path.read_text() if text is None else text
+                )
+            )
+        )
+        await self.call("tools/list", {})
+        return uri
+
+
+def server_env(data_dir: Path) -> dict[str, str]:
+    return {**os.environ, "TOOLHOST_DATA_DIR": str(data_dir)}
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    root: Path,
+    *,
+    options: dict[str, Any] | None = None,
+    capabilities: types.ClientCapabilities = PLAIN,
+    data_dir: Path | None = None,
+) -> AsyncIterator[WireClient]:
+    """A ``toolhost serve`` on ``root``, initialised; shut down and exited afterwards."""
+    client = WireClient()
+    env = server_env(data_dir or root.parent / "toolhost-data")
+    await client.start_io(str(TOOLHOST), "serve", env=env, cwd=str(root))
+    try:
+        uri = root.as_uri()
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=capabilities,
+                root_uri=uri,
+                workspace_folders=[types.WorkspaceFolder(uri, root.name)],
+                initialization_options=options,
+            )
+        )
+        yield client
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+def make_project(base: Path) -> Path:
+    """A small worktree every module can read from."""
+    root = base / "project"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    (root / "src" / "pkg" / "core.py").write_text("def answer():\n    return 42\n")
+    (root / "src" / "pkg" / "util.py").write_text("def helper():\n    return 'TODO'\n")
+    (root / ".env").write_text("TOKEN=secret\n")
+    return root
