@@ -65,8 +65,13 @@ class ToolContext:
         always: list[str],
         metadata: dict[str, Any] | None = None,
         title: str | None = None,
+        *,
+        force: bool = False,
     ) -> None:
-        """Return when allowed; raise a permission error when denied or rejected."""
+        """Return when allowed; raise a permission error when denied or rejected.
+
+        ``force`` asks a person even when the rules allow it (a deny still wins).
+        """
         request = PermissionRequest(
             session_id=self.session_id,
             call_id=self.call_id,
@@ -78,12 +83,15 @@ class ToolContext:
             title=title or f"{self.tool}: {', '.join(patterns)}",
             metadata=metadata or {},
         )
-        await self.host.permissions.ask(request, self.agent, self.editor.ask_permission)
+        await self.host.permissions.ask(
+            request, self.agent, self.editor.ask_permission, force=force
+        )
 
     def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
         """Report progress (``tools/update``), at most every 100 ms; the latest wins."""
         update: dict[str, Any] = {
             "sessionID": self.session_id,
+            "messageID": self.message_id,
             "callID": self.call_id,
             "metadata": metadata or {},
         }

@@ -22,6 +22,8 @@ from tools.permission import (
     PermissionService,
     Ruleset,
     default_rules,
+    disabled_by_rules,
+    permission_name,
     rules_from_config,
 )
 from tools.registry import Registry
@@ -52,6 +54,7 @@ class ToolHost:
         self.config = config or Config()
         self.registry = Registry(builtin_tools() if tools is None else tools, invalid_tool())
         self.sessions = Sessions()
+        self._rules_cache: dict[str, Ruleset] = {}
         self.permissions = PermissionService(self._rules_for)
         # Nothing is read until reload_custom(): construction stays cheap.
         self.custom = CustomTools(self.directory, self.worktree)
@@ -83,11 +86,16 @@ class ToolHost:
         self.custom.close()
 
     def _rules_for(self, agent: str) -> Ruleset:
-        base = [*default_rules(output_dir()), *rules_from_config(AGENT_RULES.get(agent))]
-        return self.config.effective_rules(base)
+        # Built once per agent and config: every ask evaluates against these.
+        rules = self._rules_cache.get(agent)
+        if rules is None:
+            base = [*default_rules(output_dir()), *rules_from_config(AGENT_RULES.get(agent))]
+            rules = self._rules_cache[agent] = self.config.effective_rules(base)
+        return rules
 
     def set_config(self, config: Config) -> None:
         self.config = config
+        self._rules_cache.clear()
 
     def task_available(self, agent: str) -> bool:
         return (
@@ -96,10 +104,20 @@ class ToolHost:
         )
 
     def offered(
-        self, *, model: ModelRef | None = None, capabilities: frozenset[str] = frozenset()
+        self,
+        *,
+        model: ModelRef | None = None,
+        capabilities: frozenset[str] = frozenset(),
+        agent: str = "build",
     ) -> list[Tool]:
+        """The catalogue for a model, client and agent (an agent's blanket denies hide tools)."""
         offered = self.registry.offered(model=model, config=self.config, capabilities=capabilities)
-        return [tool.described_for(self) for tool in offered]
+        rules = self._rules_for(agent)
+        return [
+            tool.described_for(self)
+            for tool in offered
+            if not disabled_by_rules(permission_name(tool.id), rules, self.permissions.approved)
+        ]
 
     async def execute(
         self,

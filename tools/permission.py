@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -72,6 +71,19 @@ def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
             ):
                 found = rule
     return found or Rule(permission, "*", "ask")
+
+
+def disabled_by_rules(permission: str, *rulesets: Iterable[Rule]) -> bool:
+    """OpenCode hides a tool when the last rule for its permission is a blanket deny.
+
+    A pattern-specific deny (``bash: {"rm *": "deny"}``) does not hide the tool.
+    """
+    last: Rule | None = None
+    for ruleset in rulesets:
+        for rule in ruleset:
+            if wildcard_match(permission, rule.permission):
+                last = rule
+    return last is not None and last.pattern == "*" and last.action == "deny"
 
 
 def expand_home(pattern: str) -> str:
@@ -158,6 +170,7 @@ class PermissionRequest:
         return {
             "sessionID": self.session_id,
             "callID": self.call_id,
+            "messageID": self.message_id,
             "tool": self.tool,
             "permission": self.permission,
             "patterns": self.patterns,
@@ -199,7 +212,9 @@ class PermissionService:
     def __init__(self, base_rules: Callable[[str], Ruleset]) -> None:
         self._base_rules = base_rules  # agent name -> defaults + agent + config rules
         self.approved: Ruleset = []
-        self._pending: dict[str, set[asyncio.Future[PermissionReply]]] = {}
+        # Asks waiting on a person, per session: what was asked, and a future another
+        # reply can settle first (a reject rejects them all; an always may cover them).
+        self._pending: dict[str, dict[asyncio.Future[PermissionReply], PermissionRequest]] = {}
 
     def ruleset(self, agent: str) -> Ruleset:
         return self._base_rules(agent)
@@ -207,10 +222,16 @@ class PermissionService:
     def evaluate(self, agent: str, permission: str, pattern: str) -> Rule:
         return evaluate(permission, pattern, self.ruleset(agent), self.approved)
 
-    async def ask(self, request: PermissionRequest, agent: str, asker: Asker) -> None:
-        """Return when every pattern is allowed; raise when one is denied or rejected."""
+    async def ask(
+        self, request: PermissionRequest, agent: str, asker: Asker, *, force: bool = False
+    ) -> None:
+        """Return when every pattern is allowed; raise when one is denied or rejected.
+
+        ``force`` asks even when the rules allow every pattern (deny still wins): for
+        calls whose effect the rules cannot see, like a command known only at run time.
+        """
         ruleset = self.ruleset(agent)
-        needs_ask = False
+        needs_ask = force
         for pattern in request.patterns:
             rule = evaluate(request.permission, pattern, ruleset, self.approved)
             if rule.action == "deny":
@@ -240,32 +261,38 @@ class PermissionService:
             raise PermissionRejectedError(REJECTED)
         if reply.reply == "always":
             self.approved.extend(Rule(request.permission, p, "allow") for p in request.always)
+            self._allow_covered_pending(request.session_id)
 
     async def _ask_once(self, request: PermissionRequest, asker: Asker) -> PermissionReply:
-        # The client's answer races with a rejection of the whole session (OpenCode
-        # rejects every other pending ask of a session when the user rejects one).
+        # The client's answer races with a reply to another ask of the same session.
         loop = asyncio.get_running_loop()
-        rejected_elsewhere: asyncio.Future[PermissionReply] = loop.create_future()
-        pending = self._pending.setdefault(request.session_id, set())
-        pending.add(rejected_elsewhere)
+        settled_elsewhere: asyncio.Future[PermissionReply] = loop.create_future()
+        pending = self._pending.setdefault(request.session_id, {})
+        pending[settled_elsewhere] = request
         answer = asyncio.ensure_future(asker(request))
         try:
             done, _ = await asyncio.wait(
-                {answer, rejected_elsewhere}, return_when=asyncio.FIRST_COMPLETED
+                {answer, settled_elsewhere}, return_when=asyncio.FIRST_COMPLETED
             )
             if answer in done:
                 return answer.result()
-            return rejected_elsewhere.result()
+            return settled_elsewhere.result()
         finally:
-            pending.discard(rejected_elsewhere)
+            pending.pop(settled_elsewhere, None)
             if not answer.done():
-                answer.cancel()
+                answer.cancel()  # withdraws the prompt from the client
 
     def _reject_pending(self, session_id: str) -> None:
-        for future in list(self._pending.get(session_id, ())):
+        for future in list(self._pending.get(session_id, {})):
             if not future.done():
                 future.set_result(PermissionReply("reject"))
 
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes")
+    def _allow_covered_pending(self, session_id: str) -> None:
+        """Settle waiting asks of the session that the "always" approvals now cover."""
+        for future, request in list(self._pending.get(session_id, {}).items()):
+            covered = all(
+                evaluate(request.permission, pattern, self.approved).action == "allow"
+                for pattern in request.patterns
+            )
+            if covered and not future.done():
+                future.set_result(PermissionReply("once"))

@@ -169,3 +169,43 @@ async def test_third_identical_call_asks_doom_loop(worktree: Path) -> None:
     assert (ask.permission, ask.patterns, ask.always) == ("doom_loop", ["noop"], ["noop"])
     other_session = await host.execute("noop", {}, editor=editor, session_id="t")
     assert not other_session.is_error
+
+
+async def test_always_settles_other_waiting_asks_it_covers() -> None:
+    service = PermissionService(lambda agent: [])
+    never = asyncio.Event()
+    withdrawn: list[str] = []
+
+    async def slow(req: PermissionRequest) -> PermissionReply:
+        try:
+            await never.wait()
+        finally:
+            withdrawn.append(req.patterns[0])
+        return PermissionReply("reject")
+
+    async def always(req: PermissionRequest) -> PermissionReply:
+        return PermissionReply("always")
+
+    covered = asyncio.ensure_future(service.ask(request(["git log"]), "build", slow))
+    not_covered = asyncio.ensure_future(service.ask(request(["npm test"]), "build", slow))
+    await asyncio.sleep(0.01)
+    await service.ask(request(["git status"], ["git *"]), "build", always)
+    await asyncio.wait_for(covered, 1)  # allowed without an answer of its own
+    assert withdrawn == ["git log"]  # its prompt was withdrawn from the client
+    assert not not_covered.done()
+    not_covered.cancel()
+
+
+async def test_force_asks_even_when_allowed_but_deny_still_wins() -> None:
+    service = PermissionService(lambda agent: rules_from_config({"bash": {"*": "allow"}}))
+    asked: list[PermissionRequest] = []
+
+    async def once(req: PermissionRequest) -> PermissionReply:
+        asked.append(req)
+        return PermissionReply("once")
+
+    await service.ask(request(["$cmd x"]), "build", once, force=True)
+    assert len(asked) == 1
+    denying = PermissionService(lambda agent: rules_from_config({"bash": "deny"}))
+    with pytest.raises(PermissionDeniedError):
+        await denying.ask(request(["$cmd x"]), "build", once, force=True)

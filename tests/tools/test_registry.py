@@ -71,3 +71,20 @@ def test_config_disables(worktree: Path) -> None:
 async def test_model_filter_does_not_stop_execution(worktree: Path) -> None:
     result = await host(worktree).execute("edit", {}, model=ModelRef("openai", "gpt-5"))
     assert not result.is_error
+
+
+def test_agent_blanket_denies_hide_tools(worktree: Path) -> None:
+    explore = ids(host(worktree).offered(agent="explore"))
+    assert "read" in explore and "bash" in explore
+    assert not {"edit", "write", "multiedit", "apply_patch"} & set(explore)
+    plan = ids(host(worktree).offered(agent="plan"))
+    assert "edit" in plan  # plan denies edits except plan files: not a blanket deny
+
+
+def test_pattern_specific_deny_keeps_the_tool(worktree: Path) -> None:
+    from tools.permission import rules_from_config
+
+    rules = rules_from_config({"bash": {"rm *": "deny"}})
+    assert "bash" in ids(host(worktree, rules=rules).offered())
+    blanket = rules_from_config({"bash": "deny"})
+    assert "bash" not in ids(host(worktree, rules=blanket).offered())

@@ -57,7 +57,7 @@ from tools.command_policy import Analysis, Decision, Denial, analyse_line, decid
 from tools.context import ToolContext
 from tools.errors import NotFoundError, PermissionDeniedError, ToolError
 from tools.paths import is_inside, locations, real, resolve
-from tools.permission import PermissionRequest, PermissionService, Rule, wildcard_match
+from tools.permission import PermissionService, Rule, wildcard_match
 from tools.result import ToolResult
 from tools.shell_parse import Arg
 from tools.tool import Annotations, define
@@ -258,41 +258,14 @@ def _denied(denial: Denial, rules: list[Rule]) -> PermissionDeniedError:
     )
 
 
-class _AskingRules:
-    """The permission service seen through a ruleset that asks for everything.
-
-    ``ctx.ask`` never prompts when the rules allow every pattern, but a command
-    only known at run time must be asked for whatever they allow. Running the
-    service's own ``ask`` through this view keeps its prompt, reject and feedback
-    behaviour (and the session's other pending asks) exactly; "always" is not
-    offered, so nothing is approved. A ``force`` flag on ``ctx.ask`` would replace it.
-    """
-
-    def __init__(self, service: PermissionService) -> None:
-        self._service = service
-        self.approved: list[Rule] = []
-
-    def ruleset(self, agent: str) -> list[Rule]:
-        return [Rule("*", "*", "ask")]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._service, name)
-
-
 async def _ask_regardless(ctx: ToolContext, patterns: list[str], metadata: dict[str, Any]) -> None:
-    request = PermissionRequest(
-        session_id=ctx.session_id,
-        call_id=ctx.call_id,
-        message_id=ctx.message_id,
-        tool=ctx.tool,
-        permission="bash",
-        patterns=patterns,
-        always=[],
-        title=f"{ctx.tool}: {', '.join(patterns)}",
-        metadata=metadata,
+    """Ask a person even where the rules allow it: the rules cannot see what will run.
+
+    No "always" is offered, so nothing is approved for next time.
+    """
+    await ctx.ask(
+        "bash", patterns, [], metadata, title=f"{ctx.tool}: {', '.join(patterns)}", force=True
     )
-    view: Any = _AskingRules(ctx.host.permissions)
-    await PermissionService.ask(view, request, ctx.agent, ctx.editor.ask_permission)
 
 
 def _outside_dirs(analysis: Analysis, workdir: Path, roots: tuple[Path, ...]) -> list[Path]:
