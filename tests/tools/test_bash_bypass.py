@@ -230,7 +230,7 @@ CORPUS: list[Attempt] = [
     Attempt("rm$IFS marker", A),
     Attempt("$'rm' marker", A),
     Attempt("$'\\x72m' marker", A),
-    Attempt("/bin/r[m] marker", A),  # a glob that matches only rm, whatever else /bin holds
+    Attempt("/bin/[r]m marker", A),  # globs name only rm, whatever else /bin holds
     Attempt("/bin/r[m] marker", A),
     Attempt("r{m,} marker", A),
     Attempt("{rm,marker}", A),
