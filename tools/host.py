@@ -6,6 +6,7 @@ sit in reaches tools only through the ``EditorBridge`` passed per call.
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Iterable
@@ -84,6 +85,11 @@ class ToolHost:
     def close(self) -> None:
         """Stop the Node.js process that runs JS/TS custom tools, if one was started."""
         self.custom.close()
+
+    @functools.cached_property
+    def real_roots(self) -> tuple[Path, Path]:
+        """The directory and worktree with symlinks resolved (they do not move)."""
+        return (Path(os.path.realpath(self.directory)), Path(os.path.realpath(self.worktree)))
 
     def _rules_for(self, agent: str) -> Ruleset:
         # Built once per agent and config: every ask evaluates against these.

@@ -51,7 +51,9 @@ def locations(word: str, base: Path) -> list[Path]:
 
 
 def is_inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    # String prefix test: Path.parents builds every ancestor, and this runs per call.
+    inner, outer = str(path), str(root)
+    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
 
 
 def relative(path: Path, worktree: Path) -> str:
@@ -76,7 +78,7 @@ async def assert_external_directory(
     if target is None:
         return
     written = Path(os.path.normpath(target))
-    roots = [real(ctx.directory), real(ctx.worktree)]
+    roots = ctx.host.real_roots
     resolved = real(target)  # physical: `link/..` is the parent of the link's target
     resolved_inside = any(is_inside(resolved, root) for root in roots)
     if resolved_inside and any(

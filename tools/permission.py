@@ -58,19 +58,20 @@ def _wildcard_regex(pattern: str) -> re.Pattern[str]:
 
 def wildcard_match(text: str, pattern: str) -> bool:
     """OpenCode's wildcard: ``*`` crosses ``/``, ``?`` is one character, anchored."""
+    if pattern == "*":
+        return True
     return _wildcard_regex(pattern).match(text.replace("\\", "/")) is not None
 
 
 def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
     """The last matching rule across the concatenated rulesets, else an ``ask`` rule."""
-    found: Rule | None = None
-    for ruleset in rulesets:
-        for rule in ruleset:
+    for ruleset in reversed(rulesets):
+        for rule in reversed(ruleset if isinstance(ruleset, list) else list(ruleset)):
             if wildcard_match(permission, rule.permission) and wildcard_match(
                 pattern, rule.pattern
             ):
-                found = rule
-    return found or Rule(permission, "*", "ask")
+                return rule
+    return Rule(permission, "*", "ask")
 
 
 def disabled_by_rules(permission: str, *rulesets: Iterable[Rule]) -> bool:

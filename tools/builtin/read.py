@@ -36,9 +36,10 @@ import codecs
 import logging
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -52,6 +53,8 @@ from tools.tool import Annotations, define
 log = logging.getLogger("toolhost.tools.read")
 
 DEFAULT_LIMIT = 2000
+SMALL_FILE = 64 * 1024
+T = TypeVar("T")
 MAX_LINE_LENGTH = 2000
 LINE_SUFFIX = f"... (line truncated to {MAX_LINE_LENGTH} chars)"
 MAX_BYTES = 50 * 1024
@@ -149,7 +152,7 @@ class _PageBuilder:
 async def execute(args: ReadParams, ctx: ToolContext) -> ToolResult:
     path = resolve(args.filePath, ctx.directory)
     title = relative(path, ctx.worktree)
-    info = await ctx.run_blocking(_stat, path)
+    info = _stat(path)  # one syscall: cheaper than a trip to a worker thread
     is_dir = info is not None and stat.S_ISDIR(info.st_mode)
     await assert_external_directory(ctx, path, "directory" if is_dir else "file")
     await ctx.ask("read", [title], ["*"], {})
@@ -167,18 +170,23 @@ async def execute(args: ReadParams, ctx: ToolContext) -> ToolResult:
         )
 
     unsaved = ctx.editor.unsaved_text(path)
+    # Small files are read on the spot: the thread hop would cost more than the read.
+    small = info.st_size <= SMALL_FILE and (unsaved is None or len(unsaved) <= SMALL_FILE)
+    run = _inline if small else ctx.run_blocking
     if unsaved is not None:
-        content: Page | Media = await ctx.run_blocking(
-            _page_of_text, unsaved, offset, limit, ctx.abort
-        )
+        content: Page | Media = await run(_page_of_text, unsaved, offset, limit, ctx.abort)
     else:
-        content = await ctx.run_blocking(_read_file, path, offset, limit, ctx.abort)
+        content = await run(_read_file, path, offset, limit, ctx.abort)
     if isinstance(content, Media):
         return _media_result(path, title, content)
     _check_in_range(content)
     _prewarm(ctx, path)
     ctx.session.record_read(path)
     return _file_result(path, title, content)
+
+
+async def _inline(fn: Callable[..., T], *args: Any) -> T:
+    return fn(*args)
 
 
 def _stat(path: Path) -> os.stat_result | None:
