@@ -47,6 +47,7 @@ class ToolHost:
         config: Config | None = None,
         tools: Iterable[Tool] | None = None,
         load_custom: bool = False,
+        read_before_write: bool = True,
     ) -> None:
         from tools.builtin import builtin_tools, invalid_tool
 
@@ -54,7 +55,7 @@ class ToolHost:
         self.directory = Path(os.path.abspath(directory)) if directory else self.worktree
         self.config = config or Config()
         self.registry = Registry(builtin_tools() if tools is None else tools, invalid_tool())
-        self.sessions = Sessions()
+        self.sessions = Sessions(read_before_write=read_before_write)
         self._rules_cache: dict[str, Ruleset] = {}
         self.permissions = PermissionService(self._rules_for)
         # Nothing is read until reload_custom(): construction stays cheap.

@@ -23,6 +23,8 @@ class Session:
     id: str
     read_stamps: dict[str, int] = field(default_factory=dict)  # path -> mtime_ns at read
     todos: list[dict[str, Any]] = field(default_factory=list)
+    # Off for a person at a shell (`toolhost run`): the check guards a model's stale view.
+    read_before_write: bool = True
     # (message id, tool id, canonical args) of the latest calls, for the doom-loop check.
     recent_calls: deque[tuple[str, str, str]] = field(
         default_factory=lambda: deque(maxlen=DOOM_LOOP_THRESHOLD)
@@ -49,7 +51,9 @@ class Session:
 
     def assert_fresh(self, path: Path) -> None:
         """Refuse to overwrite a file this session has not read, or that changed since."""
-        if os.environ.get("OPENCODE_DISABLE_FILETIME_CHECK", "").lower() == "true":
+        if not self.read_before_write or (
+            os.environ.get("OPENCODE_DISABLE_FILETIME_CHECK", "").lower() == "true"
+        ):
             return
         stamp = self.read_stamps.get(str(path))
         if stamp is None:
@@ -71,7 +75,8 @@ def _iso(ns: int) -> str:
 
 
 class Sessions:
-    def __init__(self) -> None:
+    def __init__(self, *, read_before_write: bool = True) -> None:
+        self.read_before_write = read_before_write
         self._sessions: dict[str, Session] = {}
         # One lock per file, shared by every session: concurrent edits to one file
         # are serialised so neither overwrites the other.
@@ -80,7 +85,8 @@ class Sessions:
     def get(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
-            session = self._sessions[session_id] = Session(session_id)
+            session = Session(session_id, read_before_write=self.read_before_write)
+            self._sessions[session_id] = session
         return session
 
     def file_lock(self, path: Path) -> asyncio.Lock:

@@ -450,3 +450,16 @@ async def test_the_read_tool_satisfies_read_before_write(
     assert not read_result.is_error, read_result.output
     assert not allowed.is_error, allowed.output
     assert (worktree / "pkg" / "mod.py").read_text() == "x = 2\n"
+
+
+async def test_read_before_write_can_be_switched_off_for_a_person_at_a_shell(
+    worktree: Path,
+) -> None:
+    target = worktree / "notes.txt"
+    target.write_text("alpha\n")
+    shell_host = ToolHost(worktree, tools=[edit.tool], read_before_write=False)
+    result = await shell_host.execute(
+        "edit", {"filePath": str(target), "oldString": "alpha", "newString": "beta"}
+    )
+    assert not result.is_error, result.output
+    assert target.read_text() == "beta\n"
