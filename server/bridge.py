@@ -4,25 +4,57 @@ Permission asks go to ``permission/ask`` when the client said it answers it, els
 to the standard ``window/showMessageRequest`` when the client can show one, else
 to the headless policy (reject, saying how to allow it).  One bridge per call, so
 progress goes to that call's ``workDoneToken``.
+
+Every other request is sent only when the client declared it in
+``initializationOptions.editor`` (PROTOCOL.md); without it the base class's
+fallback runs: the sidecar writes files itself, reports no diagnostics, and the
+``lsp`` tool is not listed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
-from tools.editor import EditorBridge
-from tools.errors import PermissionRejectedError
+from server.documents import OpenDocument, uri_to_path
+from tools import diagnostics as diag
+from tools.diff import PositionEncoding, diff_texts
+from tools.editor import Diagnostics, EditorBridge
+from tools.errors import PermissionRejectedError, ToolError
+from tools.fsio import atomic_write, read_text
+from tools.paths import relative
 from tools.permission import PermissionReply, PermissionRequest
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
+    from tools.changes import PreparedChange
+    from tools.context import ToolContext
 
 log = logging.getLogger("toolhost.bridge")
+
+# initializationOptions.diagnostics.waitMs: how long an edit waits for the editor's
+# language servers to report on the changed file.
+DEFAULT_DIAGNOSTICS_WAIT_MS = 3000
+MAX_DIAGNOSTICS_WAIT_MS = 60_000
+# Beyond waitMs, how long an editor may take to answer before it counts as not answering.
+ANSWER_GRACE_SECONDS = 2.0
+LSP_TIMEOUT_SECONDS = 60.0
+NO_SERVER = "No LSP server available for this file type."
+# After workspace/applyEdit: how long to wait for the editor's didChange (so the next
+# call sees the edited buffer) and for editor/saveDocuments.
+SETTLE_SECONDS = 1.0
+SAVE_TIMEOUT_SECONDS = 10.0
+# A refused edit shows the file around it: this many lines either side, this many at most.
+CONTEXT_LINES = 3
+MAX_SHOWN_LINES = 40
+BOM_CHAR = "\ufeff"
 
 # window/showMessageRequest fallback: button title -> reply.
 ACTIONS = {"Allow once": "once", "Always allow": "always", "Reject": "reject"}
@@ -50,8 +82,81 @@ class LspEditorBridge(EditorBridge):
         return self.server.documents.unsaved_text(path, self.server.workspace)
 
     def prewarm(self, path: Path) -> None:
-        if "openDocument" in self.flags:  # best effort: the answer does not matter
+        if "openDocument" in self.flags:  # best effort: the answer is never awaited
             self.server.protocol.send_request("editor/openDocument", {"uri": path.as_uri()})
+
+    # --- edits through the editor ---------------------------------------------------------
+
+    def holds(self, path: Path) -> bool:
+        return (
+            "applyEdit" in self.flags
+            and self.server.documents.snapshot(path, self.server.workspace) is not None
+        )
+
+    async def write_change(self, ctx: ToolContext, prepared: PreparedChange) -> None:
+        if not self.holds(prepared.change.path):
+            await super().write_change(ctx, prepared)
+        elif not await write_through_editor(self.server, ctx, prepared):
+            await super().write_change(ctx, prepared)  # the editor's copy was stale
+
+    async def undo_change(
+        self, ctx: ToolContext, prepared: PreparedChange, disk_before: bytes | None
+    ) -> None:
+        if prepared.via_editor and self.holds(prepared.change.path):
+            await undo_through_editor(self.server, ctx, prepared)
+        await super().undo_change(ctx, prepared, disk_before)
+
+    # --- diagnostics and LSP requests ----------------------------------------------------
+
+    @property
+    def diagnostics_wait_ms(self) -> int:
+        params = self.server.initialize_params
+        return diagnostics_wait_ms(params.initialization_options if params else None)
+
+    def open_documents(self) -> list[Path]:
+        return self.server.documents.open_paths()
+
+    async def diagnostics(
+        self, paths: list[Path], wait_ms: int | None = None
+    ) -> Diagnostics | None:
+        if "diagnostics" not in self.flags or not paths:
+            return {}
+        wait = self.diagnostics_wait_ms if wait_ms is None else wait_ms
+        params = {"uris": [path.as_uri() for path in paths], "waitMs": wait}
+        try:
+            answer = await asyncio.wait_for(
+                self.server.protocol.request("editor/diagnostics", params),
+                wait / 1000 + ANSWER_GRACE_SECONDS,
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # no answer in time, or an error: no report
+            log.warning("editor/diagnostics failed: %s", error or type(error).__name__)
+            return None
+        return diagnostics_by_path(answer, paths)
+
+    async def lsp_request(self, method: str, params: dict[str, Any]) -> Any:
+        if "lsp" not in self.flags:
+            return await super().lsp_request(method, params)
+        try:
+            return await asyncio.wait_for(
+                self.server.protocol.request("editor/lsp", {"method": method, "params": params}),
+                LSP_TIMEOUT_SECONDS,
+            )
+        except TimeoutError:
+            raise ToolError(
+                f"The editor's language server did not answer {method} within "
+                f"{LSP_TIMEOUT_SECONDS:.0f} seconds. Try again later, or use grep and read.",
+                kind="timeout",
+            ) from None
+        except JsonRpcMethodNotFound:
+            raise ToolError(NO_SERVER) from None
+        except JsonRpcException as error:
+            raise ToolError(
+                f"The editor's language server could not answer {method}: {error.message}"
+            ) from None
+        except (ConnectionError, RuntimeError) as error:  # the client went away
+            raise ToolError(f"The editor could not be asked ({error}).") from None
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         if "permissionAsk" in self.flags:
@@ -124,3 +229,254 @@ class LspEditorBridge(EditorBridge):
             chosen = None
         title = getattr(chosen, "title", None)
         return PermissionReply(ACTIONS.get(title, "reject"))  # dismissed: no
+
+
+def diagnostics_wait_ms(options: Any) -> int:
+    """``initializationOptions.diagnostics.waitMs``, else the default (3000)."""
+    section = options.get("diagnostics") if isinstance(options, Mapping) else None
+    value = section.get("waitMs") if isinstance(section, Mapping) else None
+    if value is None:
+        return DEFAULT_DIAGNOSTICS_WAIT_MS
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        log.warning("initializationOptions.diagnostics.waitMs must be a number >= 0; using 3000")
+        return DEFAULT_DIAGNOSTICS_WAIT_MS
+    return int(min(value, MAX_DIAGNOSTICS_WAIT_MS))
+
+
+def diagnostics_by_path(answer: Any, asked: list[Path]) -> Diagnostics:
+    """``{items: [{uri, diagnostics}]}`` -> {path: diagnostics}, under the paths asked for."""
+    items = answer.get("items") if isinstance(answer, Mapping) else None
+    if not isinstance(items, list):
+        log.warning("editor/diagnostics answered without an items list: %.200r", answer)
+        return {}
+    by_real = {os.path.realpath(path): path for path in asked}
+    found: Diagnostics = {}
+    for item in items:
+        uri = item.get("uri") if isinstance(item, Mapping) else None
+        real = uri_to_path(uri) if isinstance(uri, str) else None
+        if real is None:
+            continue
+        path = by_real.get(real, Path(real))
+        found.setdefault(path, []).extend(diag.clean(item.get("diagnostics")))
+    return found
+
+
+# --- edits through the editor ------------------------------------------------------------------
+#
+# The edit is computed against the text the change was made from, and sent with the
+# version the editor last reported for the buffer: if the user typed since, the
+# editor refuses it rather than apply it to other text.  Then editor/saveDocuments,
+# and the disk is checked: the editor's save is trusted when it wrote the new content
+# (or anything else: a format-on-save); when it wrote nothing the sidecar writes.
+
+
+async def write_through_editor(
+    server: ToolhostServer, ctx: ToolContext, prepared: PreparedChange
+) -> bool:
+    """Apply ``prepared`` to the open buffer and save it; False: write the disk instead.
+
+    False when the buffer is clean but holds other text than the change was made
+    from: it is older than the disk (a command changed the file), so the editor
+    will reload it from the disk.  Raises ToolError when the editor refuses.
+    """
+    change = prepared.change
+    document = server.documents.snapshot(change.path, server.workspace)
+    if document is None:
+        return False
+    bom = BOM_CHAR if document.text.startswith(BOM_CHAR) else ""
+    buffer = document.text[len(bom) :]
+    base = change.before.text if change.before is not None else buffer
+    if buffer != base:
+        if not document.dirty:
+            return False
+        raise refusal(
+            server,
+            change.path,
+            prepared.diff.edits,
+            "the text in the editor changed after the edit was prepared (the user is typing in it)",
+        )
+    rel = relative(change.path, ctx.worktree)
+    target = bom + change.after
+    edits = diff_texts(document.text, target, rel, position_encoding=encoding_of(server)).edits
+    disk_before = await ctx.run_blocking(read_bytes, change.path)
+    if edits:
+        await apply_edit(server, document, edits, f"toolhost {ctx.tool}: {rel}", prepared)
+    prepared.via_editor = True
+    # Once the editor holds the edit, the disk must follow even if the call is cancelled.
+    await asyncio.shield(save_and_check(server, prepared, document.uri, target, disk_before))
+    return True
+
+
+async def undo_through_editor(
+    server: ToolhostServer, ctx: ToolContext, prepared: PreparedChange
+) -> None:
+    """Give the buffer back the text it had before ``prepared`` (not saved: the caller
+    restores the disk).  Raises ToolError when the editor refuses."""
+    change = prepared.change
+    document = server.documents.snapshot(change.path, server.workspace)
+    if document is None:
+        return
+    bom = BOM_CHAR if document.text.startswith(BOM_CHAR) else ""
+    original = bom + (change.before.text if change.before is not None else "")
+    rel = relative(change.path, ctx.worktree)
+    edits = diff_texts(document.text, original, rel, position_encoding=encoding_of(server)).edits
+    if edits:
+        await apply_edit(server, document, edits, f"toolhost {ctx.tool}: undo {rel}", prepared)
+        await settle(server, change.path, original)
+
+
+async def apply_edit(
+    server: ToolhostServer,
+    document: OpenDocument,
+    edits: list[dict[str, Any]],
+    label: str,
+    prepared: PreparedChange,
+) -> None:
+    """workspace/applyEdit with one versioned TextDocumentEdit; ToolError when not applied."""
+    params = types.ApplyWorkspaceEditParams(
+        edit=types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=document.uri, version=document.version
+                    ),
+                    edits=[text_edit(edit) for edit in edits],
+                )
+            ]
+        ),
+        label=label,
+    )
+    try:
+        result = await server.protocol.request(types.WORKSPACE_APPLY_EDIT, params)
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:
+        message = error.message if isinstance(error, JsonRpcException) else str(error)
+        reason = f"the editor answered workspace/applyEdit with an error ({message})"
+        raise refusal(server, prepared.change.path, prepared.diff.edits, reason) from None
+    applied, failure = apply_result(result)
+    if not applied:
+        reason = f"the editor refused it ({failure})" if failure else "the editor refused it"
+        raise refusal(server, prepared.change.path, prepared.diff.edits, reason)
+
+
+def apply_result(result: Any) -> tuple[bool, str]:
+    """(applied, failureReason) of an ApplyWorkspaceEditResult, typed or plain."""
+    if isinstance(result, Mapping):
+        applied, failure = result.get("applied"), result.get("failureReason")
+    else:
+        applied = getattr(result, "applied", None)
+        failure = getattr(result, "failure_reason", None)
+    return applied is True, failure if isinstance(failure, str) else ""
+
+
+def text_edit(edit: dict[str, Any]) -> types.TextEdit:
+    start, end = edit["range"]["start"], edit["range"]["end"]
+    return types.TextEdit(
+        range=types.Range(
+            start=types.Position(line=start["line"], character=start["character"]),
+            end=types.Position(line=end["line"], character=end["character"]),
+        ),
+        new_text=edit["newText"],
+    )
+
+
+async def save_and_check(
+    server: ToolhostServer,
+    prepared: PreparedChange,
+    uri: str,
+    target: str,
+    disk_before: bytes | None,
+) -> None:
+    """editor/saveDocuments, then make sure the disk holds the change."""
+    change = prepared.change
+    await settle(server, change.path, target)
+    try:
+        await asyncio.wait_for(
+            server.protocol.request("editor/saveDocuments", {"uris": [uri]}),
+            SAVE_TIMEOUT_SECONDS,
+        )
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:  # checked below: the sidecar writes what was not saved
+        log.warning("editor/saveDocuments for %s failed: %s", uri, error or type(error).__name__)
+    expected = change.encoded
+    on_disk = await asyncio.to_thread(read_bytes, change.path)
+    if on_disk == expected:
+        return
+    if on_disk == disk_before:  # the editor did not save: write it ourselves
+        await asyncio.to_thread(atomic_write, change.path, expected, change.mode)
+        return
+    # The editor wrote something else: a format-on-save, or more of the user's typing.
+    # Overwriting it would fight the editor; the model is told to look again.
+    log.info("the editor saved %s with other content than the edit's", change.path)
+    prepared.note = (
+        f"Note: when the editor saved {change.path}, the file came out different from the "
+        "edit's result (a format-on-save, or more changes made in the editor). Read the file "
+        "before editing it again."
+    )
+
+
+async def settle(server: ToolhostServer, path: Path, text: str) -> None:
+    """Wait (briefly) until the editor has told us its buffer holds ``text``."""
+    deadline = asyncio.get_running_loop().time() + SETTLE_SECONDS
+    while asyncio.get_running_loop().time() < deadline:
+        document = server.documents.snapshot(path, server.workspace)
+        if document is None or document.text == text:
+            return
+        await asyncio.sleep(0.01)
+    log.info("the editor did not report the edited text of %s in time", path)
+
+
+def refusal(
+    server: ToolhostServer, path: Path, edits: list[dict[str, Any]], reason: str
+) -> ToolError:
+    """The failed result: what went wrong, and the file as it is now around the edit."""
+    text = current_text(server, path)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [line.removesuffix("\r") for line in lines]
+    head = f"The edit to {path} was not applied: {reason}. Nothing was written."
+    if not lines:
+        return ToolError(f"{head} The file is now empty. Make the edit again against it.")
+    first = min((e["range"]["start"]["line"] for e in edits), default=0)
+    last = max((last_line(e["range"]) for e in edits), default=0)
+    start = max(0, min(first, len(lines) - 1) - CONTEXT_LINES)
+    end = min(len(lines), last + 1 + CONTEXT_LINES, start + MAX_SHOWN_LINES)
+    numbered = "\n".join(f"{n + 1}: {lines[n]}" for n in range(start, end))
+    return ToolError(
+        f"{head} Around the edit, the file now reads (lines {start + 1}-{end} of "
+        f"{len(lines)}):\n<content>\n{numbered}\n</content>\nMake the edit again against this "
+        "content (read the file first if you need more of it)."
+    )
+
+
+def last_line(range_: dict[str, Any]) -> int:
+    """The last line a range touches (an end at the start of a line stops before it)."""
+    start, end = range_["start"]["line"], range_["end"]["line"]
+    return end - 1 if end > start and range_["end"]["character"] == 0 else end
+
+
+def current_text(server: ToolhostServer, path: Path) -> str:
+    """What a read would serve now: the unsaved buffer, else the disk."""
+    unsaved = server.documents.unsaved_text(path, server.workspace)
+    if unsaved is not None:
+        return unsaved.removeprefix(BOM_CHAR)
+    try:
+        return read_text(path).text
+    except OSError:
+        return ""
+
+
+def read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def encoding_of(server: ToolhostServer) -> PositionEncoding:
+    value = server.workspace.position_encoding
+    name = getattr(value, "value", value)
+    return name if name in ("utf-8", "utf-32") else "utf-16"

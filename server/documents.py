@@ -6,12 +6,16 @@ file.  A buffer is dirty when it was opened with text that is not the file's,
 or changed since it was opened or last saved.  A clean buffer is never served:
 the disk may have changed since (a command, a git checkout), and then the disk is
 the truth.
+
+``snapshot`` gives what an edit through the editor is built on: the URI the
+editor named the document with, the version it last reported and its text.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -25,6 +29,14 @@ def uri_to_path(uri: str) -> str | None:
     """The file system path of a ``file:`` URI (percent-decoded), else None."""
     path = to_fs_path(unquote(uri))
     return os.path.realpath(path) if path else None
+
+
+@dataclass(frozen=True)
+class OpenDocument:
+    uri: str  # as the editor sent it
+    version: int
+    text: str
+    dirty: bool  # the buffer holds changes the file on disk does not
 
 
 class Documents:
@@ -62,6 +74,19 @@ class Documents:
             return None
         document = workspace.text_documents.get(key)
         return document.source if document is not None else None
+
+    def snapshot(self, path: Path, workspace: Workspace) -> OpenDocument | None:
+        """The open document for ``path`` as the editor last reported it, else None."""
+        key = self._by_path.get(os.path.realpath(path))
+        document = workspace.text_documents.get(key) if key is not None else None
+        if key is None or document is None:
+            return None
+        version = document.version if isinstance(document.version, int) else 0
+        return OpenDocument(document.uri, version, document.source, self._dirty.get(key, True))
+
+    def open_paths(self) -> list[Path]:
+        """Every file the editor has open, in the order it opened them."""
+        return [Path(path) for path in self._by_path]
 
 
 def _differs_from_disk(path: str, text: str) -> bool:

@@ -1,17 +1,19 @@
 """Committing file changes: one ask with the diff, then an atomic write per file.
 
-write, edit and multiedit (and later apply_patch) all end here, so the diff, the
-``edit`` permission ask, the WorkspaceEdit metadata and the write itself are
-built in one place.  The editor bridge decides *how* a change lands (through the
-editor's buffer, or straight to disk); this module decides *what* lands.
+write, edit and multiedit all end here, so the diff, the ``edit`` permission ask,
+the WorkspaceEdit metadata, the write itself and the diagnostics the change
+introduced are handled in one place.  The editor bridge decides *how* a change
+lands (through the editor's buffer, or straight to disk); this module decides
+*what* lands.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tools import diagnostics
 from tools.diff import FileDiff, create_file_edit, diff_texts, trim_diff, workspace_edit
 from tools.fsio import TextFile
 from tools.paths import relative
@@ -25,14 +27,18 @@ class FileChange:
     path: Path
     before: TextFile | None  # None: the file does not exist yet
     after: str  # the new text, without BOM, in the file's own line endings
+    # The new file's encoding, BOM and mode when they are not the old file's (apply_patch).
+    form: TextFile | None = None
 
     @property
     def encoded(self) -> bytes:
-        template = self.before or TextFile("")
+        template = self.form or self.before or TextFile("")
         return template.encode(self.after)
 
     @property
     def mode(self) -> int | None:
+        if self.form is not None and self.form.mode is not None:
+            return self.form.mode
         return self.before.mode if self.before else None
 
 
@@ -41,6 +47,21 @@ class PreparedChange:
     change: FileChange
     diff: FileDiff
     edit: dict[str, Any]  # the LSP WorkspaceEdit for this file
+    # Set by the editor bridge when the file on disk is not exactly the change (the
+    # editor saved something else, e.g. a format-on-save): said to the model.
+    note: str = ""
+    via_editor: bool = False  # set by the bridge when the editor's buffer took the change
+
+
+@dataclass
+class Committed:
+    metadata: dict[str, Any]  # diff, filediff, edit and diagnostics (by URI)
+    diagnostics: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # new errors
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def note_text(self) -> str:
+        return "".join(f"\n\n{note}" for note in self.notes)
 
 
 def prepare(ctx: ToolContext, change: FileChange) -> PreparedChange:
@@ -61,8 +82,13 @@ async def commit(
     changes: list[FileChange],
     *,
     ask_metadata: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Ask ``edit`` once for all changes, write them, and return the shared metadata."""
+    other_files: bool = False,
+) -> Committed:
+    """Ask ``edit`` once for all changes, write them, and collect what they introduced.
+
+    ``other_files``: also report new errors in the other files the editor has open
+    (``write``).
+    """
     prepared = [prepare(ctx, change) for change in changes]
     unified = "\n".join(p.diff.unified for p in prepared if p.diff.unified)
     await ctx.ask(
@@ -76,17 +102,59 @@ async def commit(
         },
         title=f"Edit {', '.join(relative(p.change.path, ctx.worktree) for p in prepared)}",
     )
+    paths = [p.change.path for p in prepared]
+    others = [p for p in ctx.editor.open_documents() if p not in paths] if other_files else []
+    watch = DiagnosticsWatch(ctx, paths, others)
+    await watch.baseline()
     for item in prepared:
         await ctx.editor.write_change(ctx, item)
-        ctx.session.record_read(item.change.path)
-    return {
+        if item.note:  # the model must read what the editor saved before editing again
+            ctx.session.read_stamps.pop(str(item.change.path), None)
+        else:
+            ctx.session.record_read(item.change.path)
+    new = await watch.introduced()
+    metadata = {
         "diff": unified,
         "filediff": [
             {"file": p.diff.path, "additions": p.diff.additions, "deletions": p.diff.deletions}
             for p in prepared
         ],
         "edit": merge_workspace_edits([p.edit for p in prepared]),
+        "diagnostics": diagnostics.to_metadata(new),
     }
+    return Committed(metadata, new, [p.note for p in prepared if p.note])
+
+
+class DiagnosticsWatch:
+    """A baseline of the editor's diagnostics before a change, and the errors it added.
+
+    The changed files are waited for (bounded); other files are read as they are
+    then, since nothing tells when a language server is done re-checking them.
+    A baseline the editor could not give means no report: without it every old
+    error would look new.
+    """
+
+    def __init__(self, ctx: ToolContext, paths: list[Path], others: list[Path]) -> None:
+        self.editor = ctx.editor
+        self.paths = list(dict.fromkeys(paths))
+        self.others = [p for p in dict.fromkeys(others) if p not in self.paths]
+        self.before: dict[Path, list[dict[str, Any]]] | None = None
+
+    async def baseline(self) -> None:
+        if self.paths:
+            self.before = await self.editor.diagnostics(self.paths + self.others, 0)
+
+    async def introduced(self) -> dict[Path, list[dict[str, Any]]]:
+        if self.before is None:
+            return {}
+        after = await self.editor.diagnostics(self.paths, None)
+        if after is None:
+            return {}
+        if self.others:
+            after = {**(await self.editor.diagnostics(self.others, 0) or {}), **after}
+        # In the order asked for; a file without a baseline cannot say what is new.
+        ordered = {p: after[p] for p in [*self.paths, *self.others] if p in after}
+        return diagnostics.introduced_by_file(self.before, ordered)
 
 
 def merge_workspace_edits(edits: list[dict[str, Any]]) -> dict[str, Any]:

@@ -7,15 +7,26 @@ client or a shell caller gets, so each one is correct on its own.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tools.errors import ToolError
 from tools.fsio import atomic_write
 from tools.permission import PermissionReply, PermissionRequest, headless_rejection
 
 if TYPE_CHECKING:
     from tools.changes import PreparedChange
     from tools.context import ToolContext
+
+Diagnostics = dict[Path, list[dict[str, Any]]]
+
+NO_LSP = (
+    "The editor does not answer LSP requests (it did not declare `lsp` in "
+    "initializationOptions.editor), so no language server can be asked. Use grep and read "
+    "to find definitions and references instead."
+)
 
 
 class EditorBridge:
@@ -43,7 +54,54 @@ class EditorBridge:
     def notify_update(self, update: dict[str, Any]) -> None:
         """A running tool's progress (``tools/update``)."""
 
+    # --- changing files ------------------------------------------------------------------
+
+    def holds(self, path: Path) -> bool:
+        """True when a change to ``path`` goes through the editor's buffer, not the disk."""
+        return False
+
     async def write_change(self, ctx: ToolContext, prepared: PreparedChange) -> None:
-        """Land a change on disk; an editor with the file open applies it to the buffer."""
+        """Land a change on disk; an editor with the file open applies it to the buffer.
+
+        Raises ToolError when the editor refuses the change (nothing was changed then).
+        Either way, when this returns the disk holds the new content; an editor that
+        saved something else (a format-on-save) sets ``prepared.note``.
+        """
         change = prepared.change
         await ctx.run_blocking(atomic_write, change.path, change.encoded, change.mode)
+
+    async def undo_change(
+        self, ctx: ToolContext, prepared: PreparedChange, disk_before: bytes | None
+    ) -> None:
+        """Put back a change ``write_change`` made (a multi-file change failed later on).
+
+        The disk gets ``disk_before`` again (None: the file did not exist).  Not run
+        in a worker thread: it also runs while a cancelled call winds down.
+        """
+        path = prepared.change.path
+        if disk_before is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        else:
+            atomic_write(path, disk_before, prepared.change.mode)
+
+    # --- language servers ----------------------------------------------------------------
+
+    async def diagnostics(
+        self, paths: list[Path], wait_ms: int | None = None
+    ) -> Diagnostics | None:
+        """The editor's LSP diagnostics for ``paths`` (and any other file it reports).
+
+        ``wait_ms`` 0 answers at once (a baseline); None waits, up to the configured
+        bound, until the language servers have reported on the latest change.  None
+        is returned when the editor could not be asked; ``{}`` when it has nothing.
+        """
+        return {}
+
+    def open_documents(self) -> list[Path]:
+        """Files the editor has open (for write's report on other files)."""
+        return []
+
+    async def lsp_request(self, method: str, params: dict[str, Any]) -> Any:
+        """A read-only LSP request answered by the editor's own language servers."""
+        raise ToolError(NO_LSP)

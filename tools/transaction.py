@@ -98,6 +98,13 @@ class Transaction:
                     op.action, op.path, _reason(op, error), error, restored, unrestored
                 ) from error
 
+    def rollback(self) -> tuple[list[Path], list[tuple[Path, str]]]:
+        """Undo a committed transaction (a later step of a bigger change failed).
+
+        Returns (paths put back, paths that could not be with why).  Blocking.
+        """
+        return self._rollback()
+
     # --- steps ------------------------------------------------------------------------------
 
     def _key(self, op: _Op) -> Path:

@@ -19,6 +19,7 @@ BUILTIN_MODULES = (
     "todo",
     "skill",
     "apply_patch",
+    "lsp",
 )
 
 

@@ -6,7 +6,17 @@ computed in memory), then written as one transaction: if any file cannot be
 written, the files already changed are restored and nothing is left applied.
 
 Hunks apply in order to the state the earlier hunks left, so two hunks for one
-file compose instead of the later one overwriting the earlier.
+file compose instead of the later one overwriting the earlier.  A file the editor
+holds with unsaved changes is patched as the editor holds it (as ``edit`` does).
+
+Files the editor has open (and applies edits to) are changed through the editor,
+after the transaction has written every other file: one ``workspace/applyEdit``
+and ``editor/saveDocuments`` per open file, in patch order.  If the editor refuses
+one, the open files already changed get their old text back through the editor
+(unsaved) and their old bytes on disk, and the transaction is rolled back, so no
+file is left changed.  The one exception: an open file whose undo the editor
+refuses too (the user typed in it meanwhile) keeps the patch's text, and the
+output names it.  Deletes and move sources always go through the disk.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import dataclasses
+import logging
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +33,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tools import diagnostics
+from tools.changes import DiagnosticsWatch, FileChange, PreparedChange, prepare
 from tools.context import ToolContext
 from tools.diff import (
     FileDiff,
@@ -48,6 +61,8 @@ from tools.paths import assert_external_directory, relative, resolve
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 from tools.transaction import Transaction, TransactionFailed
+
+log = logging.getLogger("toolhost.tools.apply_patch")
 
 VERIFY = "apply_patch verification failed: "
 SUCCESS = "Success. Updated the following files:"
@@ -89,8 +104,9 @@ class PatchChange:
 @dataclass
 class Plan:
     changes: list[PatchChange]
-    originals: dict[Path, TextFile | None]  # what each path holds on disk now
+    originals: dict[Path, TextFile | None]  # what each path holds now (an unsaved buffer's text)
     finals: dict[Path, TextFile | None]  # what it will hold; None: absent
+    unsaved: frozenset[Path] = frozenset()  # originals that are unsaved buffers, not the disk
 
 
 # --- verifying: every new text, in memory ----------------------------------------------------
@@ -101,15 +117,24 @@ class _NotAFile(Exception):
 
 
 class Overlay:
-    """The files as the patch's earlier hunks left them, falling back to the disk."""
+    """The files as the patch's earlier hunks left them, falling back to the disk.
 
-    def __init__(self) -> None:
+    ``unsaved``: the text of editor buffers with unsaved changes, which stands in
+    for the disk's text of an existing file.
+    """
+
+    def __init__(self, unsaved: dict[Path, str] | None = None) -> None:
         self.originals: dict[Path, TextFile | None] = {}
         self.state: dict[Path, TextFile | None] = {}
+        self.unsaved = unsaved or {}
 
     def get(self, path: Path) -> TextFile | None:
         if path not in self.state:
             original = _read(path)
+            if original is not None and path in self.unsaved:
+                original = dataclasses.replace(
+                    original, text=self.unsaved[path].removeprefix(BOM_CHAR)
+                )
             self.originals[path] = original
             self.state[path] = original
         return self.state[path]
@@ -134,9 +159,11 @@ def _read(path: Path) -> TextFile | None:
         raise ToolError(f"{VERIFY}Failed to read {path}: {error.strerror or error}") from error
 
 
-def plan_patch(targets: list[Target], check: Callable[[], None]) -> Plan:
+def plan_patch(
+    targets: list[Target], check: Callable[[], None], unsaved: dict[Path, str] | None = None
+) -> Plan:
     """Apply every hunk in memory; raises ToolError before anything is written."""
-    overlay = Overlay()
+    overlay = Overlay(unsaved)
     changes: list[PatchChange] = []
     for target in targets:
         check()
@@ -150,7 +177,7 @@ def plan_patch(targets: list[Target], check: Callable[[], None]) -> Plan:
     for path, final in overlay.state.items():
         if final is not None:
             _check_encodable(path, final)
-    return Plan(changes, overlay.originals, overlay.state)
+    return Plan(changes, overlay.originals, overlay.state, frozenset(overlay.unsaved))
 
 
 def _add(overlay: Overlay, path: Path, hunk: AddHunk) -> PatchChange:
@@ -308,19 +335,115 @@ def summary_line(change: PatchChange, worktree: Path) -> str:
 # --- writing: all files or none ---------------------------------------------------------------
 
 
-def write_plan(plan: Plan, check: Callable[[], None]) -> None:
-    """Write every changed file, then delete (so a crash part way loses no content)."""
+def write_plan(
+    plan: Plan, check: Callable[[], None], skip: frozenset[Path] = frozenset()
+) -> Transaction:
+    """Write every changed file but ``skip``, then delete (so a crash part way loses no
+    content).  The committed transaction is returned so that it can still be undone."""
     transaction = Transaction(check)
-    writes = [(p, f) for p, f in plan.finals.items() if f is not None]
+    writes = [(p, f) for p, f in plan.finals.items() if f is not None and p not in skip]
     for path, final in writes:
         data = final.encode(final.text)
         original = plan.originals.get(path)
-        if original is None or original.encode(original.text) != data:
+        # An unsaved buffer is not what the disk holds: its text is written even if unchanged.
+        if original is None or path in plan.unsaved or original.encode(original.text) != data:
             transaction.write(path, data, final.mode)
     for path, final in plan.finals.items():
         if final is None and plan.originals.get(path) is not None:
             transaction.delete(path)
     transaction.commit()
+    return transaction
+
+
+# --- open files: through the editor -----------------------------------------------------------
+
+
+@dataclass
+class EditorWrite:
+    prepared: PreparedChange
+    disk_before: bytes | None
+
+
+def editor_changes(ctx: ToolContext, plan: Plan) -> list[PreparedChange]:
+    """The files the editor has open and the patch leaves in place, as editor changes."""
+    changes: list[PreparedChange] = []
+    for path, final in plan.finals.items():
+        if final is not None and ctx.editor.holds(path):
+            before = plan.originals.get(path)
+            changes.append(prepare(ctx, FileChange(path, before, final.text, form=final)))
+    return changes
+
+
+def _disk_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+async def write_open_files(
+    ctx: ToolContext, changes: list[PreparedChange], transaction: Transaction
+) -> None:
+    """Apply each change through the editor; on any failure undo them all and the disk's."""
+    done: list[EditorWrite] = []
+    for prepared in changes:
+        write = EditorWrite(prepared, await ctx.run_blocking(_disk_bytes, prepared.change.path))
+        try:
+            await ctx.editor.write_change(ctx, prepared)
+        except BaseException as error:
+            if not isinstance(error, ToolError):
+                done.append(write)  # it may have reached the buffer before failing
+            stuck = await _undo(ctx, done)
+            restored, unrestored = transaction.rollback()
+            if isinstance(error, ToolError | OSError):
+                raise ToolError(
+                    editor_failure_message(error, ctx.worktree, done, restored, unrestored, stuck)
+                ) from error
+            raise
+        done.append(write)
+
+
+async def _undo(ctx: ToolContext, done: list[EditorWrite]) -> list[tuple[Path, str]]:
+    stuck: list[tuple[Path, str]] = []
+    for write in reversed(done):
+        path = write.prepared.change.path
+        try:
+            await ctx.editor.undo_change(ctx, write.prepared, write.disk_before)
+        except ToolError as error:
+            stuck.append((path, "the editor refused to undo the change"))
+            log.warning("undo of %s failed: %s", path, error.message)
+        except OSError as error:
+            stuck.append((path, error.strerror or str(error)))
+    return stuck
+
+
+def editor_failure_message(
+    error: ToolError | OSError,
+    worktree: Path,
+    done: list[EditorWrite],
+    restored: list[Path],
+    unrestored: list[tuple[Path, str]],
+    stuck: list[tuple[Path, str]],
+) -> str:
+    reason = error.message if isinstance(error, ToolError) else (error.strerror or str(error))
+    head = f"Failed to apply the patch: {reason}"
+    left = unrestored + stuck
+    if left:
+        names = ", ".join(f"{relative(p, worktree)} ({why})" for p, why in left)
+        return (
+            f"{head}\n\nThe patch was not applied, but these files could not be put back and "
+            f"may be partly changed: {names}. Read them before continuing."
+        )
+    changed = [relative(p, worktree) for p in restored] + [
+        relative(w.prepared.change.path, worktree) for w in done
+    ]
+    undone = (
+        f"The files already changed were put back ({', '.join(dict.fromkeys(changed))}), so "
+        "no file was changed."
+        if changed
+        else "No file was changed."
+    )
+    return f"{head}\n\n{undone} Fix the cause and send the whole patch again."
 
 
 def failure_message(error: TransactionFailed, worktree: Path) -> str:
@@ -381,7 +504,8 @@ async def execute(args: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
         # One order for every caller, so two patches over the same files cannot deadlock.
         for path in sorted(paths, key=str):
             await locks.enter_async_context(ctx.host.sessions.file_lock(path))
-        plan = await ctx.run_blocking(plan_patch, targets, ctx.abort.check)
+        unsaved = {p: text for p in paths if (text := ctx.editor.unsaved_text(p)) is not None}
+        plan = await ctx.run_blocking(plan_patch, targets, ctx.abort.check, unsaved)
         described = [describe(change, ctx.worktree) for change in plan.changes]
         files = [file_entry(item, ctx.worktree) for item in described]
         # Move destinations are asked for too: otherwise a rule that allows editing
@@ -401,17 +525,29 @@ async def execute(args: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
             },
             title=f"Apply patch to {', '.join(patterns)}",
         )
+        kept = list(dict.fromkeys(c.target for c in plan.changes if plan.finals.get(c.target)))
+        watch = DiagnosticsWatch(ctx, kept, [])
+        await watch.baseline()
+        through_editor = editor_changes(ctx, plan)
+        skip = frozenset(p.change.path for p in through_editor)
         try:
-            await ctx.run_blocking(write_plan, plan, ctx.abort.check)
+            transaction = await ctx.run_blocking(write_plan, plan, ctx.abort.check, skip)
         except TransactionFailed as error:
             raise ToolError(failure_message(error, ctx.worktree)) from error
+        await write_open_files(ctx, through_editor, transaction)
+        noted = {p.change.path for p in through_editor if p.note}
         for path in plan.finals:
-            ctx.session.record_read(path)  # a deleted path loses its stamp
-    output = "\n".join([SUCCESS, *(summary_line(c, ctx.worktree) for c in plan.changes)])
+            if path in noted:  # the editor saved other content: it must be read first
+                ctx.session.read_stamps.pop(str(path), None)
+            else:
+                ctx.session.record_read(path)  # a deleted path loses its stamp
+        new = await watch.introduced()
+    summary = "\n".join([SUCCESS, *(summary_line(c, ctx.worktree) for c in plan.changes)])
+    notes = "".join(f"\n\n{p.note}" for p in through_editor if p.note)
     document_changes = [dc for item in described for dc in item.document_changes]
     return ToolResult(
-        title=output,
-        output=output,
+        title=summary,
+        output=summary + diagnostics.patch_notice(kept, new) + notes,
         metadata={
             "diff": "\n".join(d.unified for d in described if d.unified),
             "files": files,
@@ -420,6 +556,7 @@ async def execute(args: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
                 for d in described
             ],
             "edit": {"documentChanges": document_changes},
+            "diagnostics": diagnostics.to_metadata(new),
         },
     )
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.changes import FileChange, commit
+from tools import diagnostics
+from tools.changes import Committed, FileChange, commit
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio import TextFile, read_text, to_line_endings
@@ -102,11 +103,13 @@ def whole_text(before: TextFile | None, content: str) -> tuple[str, bool]:
     return content.removeprefix(BOM_CHAR), sent_bom != had_bom
 
 
-async def commit_change(ctx: ToolContext, change: FileChange) -> dict[str, Any]:
+async def commit_change(
+    ctx: ToolContext, change: FileChange, *, other_files: bool = False
+) -> Committed:
     """Ask, write and stamp one file; an unencodable text or an OS failure is the model's to see."""
     _check_encodable(change)
     try:
-        return await commit(ctx, [change])
+        return await commit(ctx, [change], other_files=other_files)
     except OSError as error:
         raise ToolError(
             f"Could not write {change.path}: {error.strerror or error}. The file was not changed."
@@ -170,11 +173,11 @@ async def execute(args: EditParams, ctx: ToolContext) -> ToolResult:
             after, _ = await ctx.run_blocking(
                 apply_edit, before.text, args.oldString, args.newString, args.replaceAll
             )
-        metadata = await commit_change(ctx, FileChange(path, before, after))
+        committed = await commit_change(ctx, FileChange(path, before, after))
     return ToolResult(
         title=relative(path, ctx.worktree),
-        output=OUTPUT,
-        metadata={**metadata, "filepath": str(path), **extra},
+        output=OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text,
+        metadata={**committed.metadata, "filepath": str(path), **extra},
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tools import diagnostics
 from tools.builtin.edit import (
     OUTPUT,
     apply_edit,
@@ -95,11 +96,13 @@ async def execute(args: MultiEditParams, ctx: ToolContext) -> ToolResult:
             before = await load_existing(ctx, path)
             ctx.session.assert_fresh(path)
         after, results, bom_discarded = await ctx.run_blocking(apply_all, path, before, args.edits)
-        metadata = await commit_change(ctx, FileChange(path, before, after))
+        committed = await commit_change(ctx, FileChange(path, before, after))
+    metadata = committed.metadata
     metadata.update(filepath=str(path), results=results)
     if bom_discarded:
         metadata["bomDiscarded"] = True
-    return ToolResult(title=relative(path, ctx.worktree), output=OUTPUT, metadata=metadata)
+    output = OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text
+    return ToolResult(title=relative(path, ctx.worktree), output=output, metadata=metadata)
 
 
 tool = define(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from tools import diagnostics
 from tools.builtin.edit import commit_change, load, require_path, whole_text
 from tools.changes import FileChange
 from tools.context import ToolContext
@@ -27,13 +28,16 @@ async def execute(args: WriteParams, ctx: ToolContext) -> ToolResult:
         if before is not None:
             ctx.session.assert_fresh(path)
         after, bom_discarded = whole_text(before, args.content)
-        metadata = await commit_change(ctx, FileChange(path, before, after))
+        committed = await commit_change(ctx, FileChange(path, before, after), other_files=True)
+    metadata = committed.metadata
     metadata.update(filepath=str(path), exists=before is not None)
     if bom_discarded:
         metadata["bomDiscarded"] = True
     return ToolResult(
         title=relative(path, ctx.worktree),
-        output="Wrote file successfully.",
+        output="Wrote file successfully."
+        + diagnostics.write_notice(path, committed.diagnostics)
+        + committed.note_text,
         metadata=metadata,
     )
 

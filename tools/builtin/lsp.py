@@ -1,0 +1,114 @@
+"""``lsp``: code intelligence from the editor's own language servers (reference §6.15).
+
+The sidecar runs no language server: each operation becomes one ``editor/lsp``
+request that the editor answers with the servers it already runs for the file.
+So the tool needs a client that declared ``lsp`` and is listed only for those.
+Positions are 1-based in the arguments (as ``read`` numbers lines) and 0-based on
+the wire.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tools.context import ToolContext
+from tools.errors import NotFoundError
+from tools.paths import assert_external_directory, relative, resolve
+from tools.result import ToolResult
+from tools.tool import Annotations, define
+
+Operation = Literal[
+    "goToDefinition",
+    "findReferences",
+    "hover",
+    "documentSymbol",
+    "workspaceSymbol",
+    "goToImplementation",
+    "prepareCallHierarchy",
+    "incomingCalls",
+    "outgoingCalls",
+]
+
+# operation -> the LSP method asked first
+METHODS: dict[str, str] = {
+    "goToDefinition": "textDocument/definition",
+    "findReferences": "textDocument/references",
+    "hover": "textDocument/hover",
+    "documentSymbol": "textDocument/documentSymbol",
+    "workspaceSymbol": "workspace/symbol",
+    "goToImplementation": "textDocument/implementation",
+    "prepareCallHierarchy": "textDocument/prepareCallHierarchy",
+    "incomingCalls": "textDocument/prepareCallHierarchy",
+    "outgoingCalls": "textDocument/prepareCallHierarchy",
+}
+CALLS = {
+    "incomingCalls": "callHierarchy/incomingCalls",
+    "outgoingCalls": "callHierarchy/outgoingCalls",
+}
+
+
+class LspParams(BaseModel):
+    operation: Operation = Field(description="The question to ask the language server")
+    filePath: str = Field(
+        description="The file to ask about: absolute, or relative to the project directory"
+    )
+    line: int = Field(ge=1, description="Line of the symbol, 1-based (as read numbers lines)")
+    character: int = Field(ge=1, description="Column of the symbol on that line, 1-based")
+
+
+def request_params(operation: str, uri: str, line: int, character: int) -> dict[str, Any]:
+    """The first request's params, with the position made 0-based."""
+    document = {"uri": uri}
+    position = {"line": line - 1, "character": character - 1}
+    if operation == "workspaceSymbol":
+        return {"query": ""}
+    if operation == "documentSymbol":
+        return {"textDocument": document}
+    if operation == "findReferences":
+        return {
+            "textDocument": document,
+            "position": position,
+            "context": {"includeDeclaration": True},
+        }
+    return {"textDocument": document, "position": position}
+
+
+def is_empty(result: Any) -> bool:
+    return result is None or result == [] or result == {}
+
+
+async def execute(args: LspParams, ctx: ToolContext) -> ToolResult:
+    path = resolve(args.filePath, ctx.directory)
+    await assert_external_directory(ctx, path, "file")
+    await ctx.ask("lsp", ["*"], ["*"], {}, title=f"Ask the language server: {args.operation}")
+    title = f"{args.operation} {relative(path, ctx.worktree)}:{args.line}:{args.character}"
+    if not await ctx.run_blocking(Path.is_file, path):
+        raise NotFoundError(f"File not found: {path}")
+    ctx.editor.prewarm(path)  # so the editor has its language servers on the file
+    uri = path.as_uri()
+    result = await ctx.editor.lsp_request(
+        METHODS[args.operation], request_params(args.operation, uri, args.line, args.character)
+    )
+    if args.operation in CALLS and not is_empty(result):
+        items = result if isinstance(result, list) else [result]
+        result = await ctx.editor.lsp_request(CALLS[args.operation], {"item": items[0]})
+    output = (
+        f"No results found for {args.operation}"
+        if is_empty(result)
+        else json.dumps(result, indent=2, ensure_ascii=False)
+    )
+    return ToolResult(title=title, output=output, metadata={"result": result})
+
+
+tool = define(
+    "lsp",
+    parameters=LspParams,
+    execute=execute,
+    kind="search",
+    annotations=Annotations(read_only=True, idempotent=True),
+    requires={"lsp"},
+)
