@@ -69,14 +69,15 @@ class ToolhostServer(LanguageServer):
             )
             if self.owns_process:
                 settle_memory()
-            if self._state.options.config_error:
-                self.window_show_message(
-                    types.ShowMessageParams(
-                        type=types.MessageType.Error,
-                        message=f"toolhost: {self._state.options.config_error}",
-                    )
-                )
+            # Config files and custom tools load in the background (tools/* wait for it);
+            # problems are shown then.
+            self._state.start(self)
         return self._state
+
+    def stop_state(self) -> None:
+        """Stop watching files and the custom tools' Node.js host (shutdown, exit, EOF)."""
+        if self._state is not None:
+            self._state.stop()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log only: a server fault is answered in its response, never as a pop-up."""
@@ -128,6 +129,16 @@ def create_server() -> ToolhostServer:
         """LSP handler for initialized: load the tools while the client settles."""
         _ = ls.state
 
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: ToolhostServer, params: Any) -> None:
+        """LSP handler for shutdown: stop watching files."""
+        ls.stop_state()
+
+    @server.feature(types.EXIT)
+    def exit_(ls: ToolhostServer, params: Any) -> None:
+        """LSP handler for exit (also without shutdown first)."""
+        ls.stop_state()
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: ToolhostServer, params: types.DidOpenTextDocumentParams) -> None:
         """LSP handler for textDocument/didOpen."""
@@ -149,9 +160,9 @@ def create_server() -> ToolhostServer:
         ls.documents.closed(params.text_document.uri)
 
     @server.feature("tools/list")
-    def tools_list(ls: ToolhostServer, params: Any) -> dict[str, Any]:
-        """toolhost handler for tools/list."""
-        return _handlers().tools_list(ls, params)
+    async def tools_list(ls: ToolhostServer, params: Any) -> dict[str, Any]:
+        """toolhost handler for tools/list (async: it waits for the first config load)."""
+        return await _handlers().tools_list(ls, params)
 
     @server.feature("tools/execute")
     async def tools_execute(ls: ToolhostServer, params: Any) -> dict[str, Any]:
@@ -168,6 +179,7 @@ async def serve_stdio(server: ToolhostServer) -> None:
     reader, writer = await open_stdio(stdin, stdout, server.protocol)
     await reader.closed
     await server.protocol.wind_down(WIND_DOWN_SECONDS)
+    server.stop_state()
     await writer.drain()
 
 

@@ -4,6 +4,10 @@
     toolhost list [--model PROVIDER/MODEL] [--agent NAME] [--json] [--cwd DIR]
     toolhost run TOOL 'JSON-ARGS' [--cwd DIR] [--json] [--yes]
 
+``list`` and ``run`` read the config files and load the custom tools of ``--cwd`` (the
+worktree) as the server does; ``list`` ends with a line per file that could not be
+used, and marks custom tools (and the built-ins they replace).
+
 Exit codes: 0 success, 1 the tool reported an error (``isError``), 2 bad usage.
 """
 
@@ -63,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent",
         default="build",
         metavar="NAME",
-        help="as tools/list's agent (today every agent is offered the same tools)",
+        help="as tools/list's agent: an agent whose rules deny a tool outright is not offered it",
     )
     listing.add_argument("--json", action="store_true", help="print the tools/list result")
     listing.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
@@ -114,22 +118,36 @@ def serve(args: argparse.Namespace) -> int:
 
 def list_tools(args: argparse.Namespace) -> int:
     from tools.editor import EditorBridge
-    from tools.host import ToolHost
 
     model = None
     if args.model:
         model = _model(args.model)
         if model is None:
             return _usage(f"--model must be PROVIDER/MODEL, e.g. openai/gpt-5 (got {args.model!r})")
-    host = ToolHost(_directory(args.cwd))
-    tools = host.offered(model=model, capabilities=EditorBridge().capabilities())
-    if args.json:
-        print(json.dumps({"tools": [tool.to_wire() for tool in tools]}, indent=2))
-    else:
+    host, loaded = _load_host(_directory(args.cwd))
+    try:
+        tools = host.offered(
+            model=model, capabilities=EditorBridge().capabilities(), agent=args.agent
+        )
+        problems = _problems(loaded, host)
+        if args.json:
+            listing = {
+                "tools": [tool.to_wire() for tool in tools],
+                "overridden": sorted(host.registry.overridden),
+                "problems": problems,
+            }
+            print(json.dumps(listing, indent=2))
+            return 0
         width = max((len(tool.id) for tool in tools), default=0)
         for tool in tools:
             first_line = tool.description.strip().splitlines()[0] if tool.description else ""
-            print(f"{tool.id:<{width}}  {first_line}")
+            print(f"{tool.id:<{width}}  {first_line}{_origin(host, tool.id)}")
+        if problems:
+            print()
+            for line in _problem_lines(loaded, host):
+                print(line)
+    finally:
+        host.close()
     return 0
 
 
@@ -149,17 +167,68 @@ def run_tool(args: argparse.Namespace) -> int:
     import asyncio
 
     from tools.editor import EditorBridge
-    from tools.host import ToolHost
 
-    host = ToolHost(_directory(args.cwd))
-    result = asyncio.run(
-        host.execute(args.tool, tool_args, editor=EditorBridge(approve_all=args.yes))
-    )
+    # Each run is a fresh session, so "read the file first" could never be satisfied.
+    host, loaded = _load_host(_directory(args.cwd), read_before_write=False)
+    for line in _problem_lines(loaded, host):
+        print(f"toolhost: warning: {line}", file=sys.stderr)
+    try:
+        result = asyncio.run(
+            host.execute(args.tool, tool_args, editor=EditorBridge(approve_all=args.yes))
+        )
+    finally:
+        host.close()
     if args.json:
         print(json.dumps(result.to_wire(), indent=2))
     else:
         print(result.output, file=sys.stderr if result.is_error else sys.stdout)
     return 1 if result.is_error else 0
+
+
+def _load_host(directory: Path, **options: Any) -> tuple[Any, Any]:
+    """A ToolHost for ``directory`` with its config files and custom tools, as the server has."""
+    from tools.config_files import load_config
+    from tools.host import ToolHost
+
+    loaded = load_config(directory)
+    return ToolHost(directory, config=loaded.config, load_custom=True, **options), loaded
+
+
+def _origin(host: Any, tool_id: str) -> str:
+    if tool_id in host.registry.overridden:
+        return f"  (custom, replaces built-in {tool_id})"
+    return "  (custom)" if host.registry.is_custom(tool_id) else ""
+
+
+def _problems(loaded: Any, host: Any) -> list[dict[str, Any]]:
+    """Every config file and custom tool file that could not be used, for ``--json``."""
+    found: list[dict[str, Any]] = [
+        {
+            "kind": "config",
+            "file": problem.source,
+            "line": problem.line,
+            "column": problem.column,
+            "key": problem.key,
+            "message": problem.message,
+        }
+        for problem in loaded.problems
+    ]
+    found += [
+        {"kind": "custom", "file": problem.file, "message": problem.reason}
+        for problem in host.custom_problems
+    ]
+    return found
+
+
+def _problem_lines(loaded: Any, host: Any) -> list[str]:
+    lines = [f"config not used: {problem}" for problem in loaded.problems]
+    if lines:
+        lines.append(
+            "until the config is fixed, edits, commands and web fetches ask first "
+            "(the deny rules of the files that were read still apply)"
+        )
+    lines += [f"custom tool not loaded: {problem}" for problem in host.custom_problems]
+    return lines
 
 
 def _model(value: str) -> Any:

@@ -5,16 +5,21 @@ the server) and replaced by its default.  The config is the exception to "use th
 default": an invalid config falls back to ``fail_closed_config``, which is never
 more permissive than what the user wrote, because the default config allows edits
 and commands without asking.
+
+The server reads ``config`` again with every config file (``tools.config_files``),
+which reports it and fails closed when it is invalid; ``harden`` then adds what
+could still be read from it (its denies, the tools it switches off), so a typo next
+to a deny never lifts the deny.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from server.params import json_type, model_from_wire
-from tools.config import Config, config_from_opencode
+from tools.config import Config, config_from_opencode, fail_closed_rules
 from tools.context import ModelRef
 from tools.permission import Ruleset, rules_from_config
 
@@ -34,6 +39,8 @@ class InitOptions:
     config: Config = field(default_factory=Config)
     editor: frozenset[str] = frozenset()
     config_error: str | None = None  # set when the config was invalid and fell back
+    # initializationOptions.config as sent (load_config reads it with the files)
+    raw_config: Any = field(default=None, hash=False)
 
 
 def parse_options(raw: Any) -> tuple[InitOptions, list[str]]:
@@ -71,6 +78,7 @@ def parse_options(raw: Any) -> tuple[InitOptions, list[str]]:
             config=config,
             editor=parse_editor_flags(raw.get("editor"), problems),
             config_error=config_error,
+            raw_config=raw.get("config"),
         ),
         problems,
     )
@@ -121,15 +129,40 @@ def fail_closed_config(raw: Any) -> Config:
     so that nothing those asks add can override a deny.
     """
     data = raw if isinstance(raw, Mapping) else {}
-    tools = data.get("tools")
-    enabled = (
-        {str(tool_id): False for tool_id, on in tools.items() if on is not True}
-        if isinstance(tools, Mapping)
-        else {}
-    )
     rules = _readable_rules(data.get("permission"))
     denies = [rule for rule in rules if rule.action == "deny"]
-    return Config(enabled=enabled, rules=[*rules, *rules_from_config(FAIL_CLOSED_RULES), *denies])
+    return Config(
+        enabled=_switched_off(data),
+        rules=[*rules, *rules_from_config(FAIL_CLOSED_RULES), *denies],
+    )
+
+
+def harden(config: Config, raw: Any) -> Config:
+    """``config`` (already failing closed) plus what an invalid ``raw`` config restricts.
+
+    ``load_config`` leaves an invalid source out entirely; this puts back its tools
+    switched off and its readable deny rules, last, so they win.
+    """
+    data = raw if isinstance(raw, Mapping) else {}
+    denies = [rule for rule in _readable_rules(data.get("permission")) if rule.action == "deny"]
+    enabled = dict(config.enabled)
+    for tool_id in _switched_off(data):
+        enabled.pop(tool_id, None)  # re-insert: the last matching key decides
+        enabled[tool_id] = False
+    source_rules = [*config.source_rules, *denies]
+    return replace(
+        config,
+        enabled=enabled,
+        source_rules=source_rules,
+        rules=[*source_rules, *fail_closed_rules(source_rules)],
+    )
+
+
+def _switched_off(data: Mapping[str, Any]) -> dict[str, bool]:
+    tools = data.get("tools")
+    if not isinstance(tools, Mapping):
+        return {}
+    return {str(tool_id): False for tool_id, on in tools.items() if on is not True}
 
 
 def _readable_rules(permission: Any) -> Ruleset:

@@ -56,7 +56,7 @@ from tools import process
 from tools.command_policy import Analysis, Decision, Denial, analyse_line, decide
 from tools.context import ToolContext
 from tools.errors import NotFoundError, PermissionDeniedError, ToolError
-from tools.paths import is_inside, locations, real, resolve
+from tools.paths import is_inside, locations, real, relative, resolve
 from tools.permission import PermissionService, Rule, wildcard_match
 from tools.result import ToolResult
 from tools.shell_parse import Arg
@@ -65,6 +65,7 @@ from tools.tool import Annotations, define
 DEFAULT_TIMEOUT_MS = 120_000
 TIMEOUT_GRACE_MS = 100  # the kill fires this long after the timeout (OpenCode's)
 MAX_METADATA_LENGTH = 30_000
+ASK_TITLE_CHARS = 80  # of the command, in a permission prompt's title
 
 # Commands whose arguments are paths worth checking (OpenCode's list plus cat).
 PATH_COMMANDS = frozenset({"cd", "rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat"})
@@ -211,20 +212,41 @@ async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolCon
             "external_directory",
             globs,
             globs,
-            {"command": args.command, "directories": [str(d) for d in outside]},
+            {
+                "command": args.command,
+                "workdir": str(workdir),
+                "directories": [str(d) for d in outside],
+            },
+            title=f"Access files outside the project: {', '.join(globs)}",
         )
     # Again: the rules may have changed while the user answered.
     decision = decide(analysis, _bash_rules(service, ctx.agent))
     _check_denials(decision, service, ctx.agent)
-    metadata: dict[str, Any] = {"command": args.command, "description": args.description}
+    metadata: dict[str, Any] = {
+        "command": args.command,
+        "workdir": str(workdir),
+        "description": args.description,
+    }
     if analysis.parse_error:
         metadata["parseError"] = True
     if decision.unknown:
         metadata["unknown"] = decision.unknown
+    title = _ask_title(args.command, workdir, ctx)
     if decision.needs_ask:
-        await ctx.ask("bash", decision.patterns, decision.always, metadata)
+        await ctx.ask("bash", decision.patterns, decision.always, metadata, title=title)
     elif decision.force:
-        await _ask_regardless(ctx, decision.patterns, metadata)
+        await _ask_regardless(ctx, decision.patterns, metadata, title)
+
+
+def _ask_title(command: str, workdir: Path, ctx: ToolContext) -> str:
+    """``Run `npm test` in src/``: the prompt's title (its metadata has the whole line)."""
+    lines = command.strip().splitlines() or [""]
+    shown = lines[0] if len(lines) == 1 else lines[0] + " …"
+    if len(shown) > ASK_TITLE_CHARS:
+        shown = shown[: ASK_TITLE_CHARS - 1].rstrip() + "…"
+    where = relative(workdir, ctx.worktree)
+    place = "the project root" if where == "." else where.rstrip("/") + "/"
+    return f"Run `{shown}` in {place}"
 
 
 def _bash_rules(service: PermissionService, agent: str) -> list[Rule]:
@@ -258,14 +280,14 @@ def _denied(denial: Denial, rules: list[Rule]) -> PermissionDeniedError:
     )
 
 
-async def _ask_regardless(ctx: ToolContext, patterns: list[str], metadata: dict[str, Any]) -> None:
+async def _ask_regardless(
+    ctx: ToolContext, patterns: list[str], metadata: dict[str, Any], title: str
+) -> None:
     """Ask a person even where the rules allow it: the rules cannot see what will run.
 
     No "always" is offered, so nothing is approved for next time.
     """
-    await ctx.ask(
-        "bash", patterns, [], metadata, title=f"{ctx.tool}: {', '.join(patterns)}", force=True
-    )
+    await ctx.ask("bash", patterns, [], metadata, title=title, force=True)
 
 
 def _outside_dirs(analysis: Analysis, workdir: Path, roots: tuple[Path, ...]) -> list[Path]:

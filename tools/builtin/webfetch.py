@@ -73,6 +73,7 @@ async def execute(args: WebFetchParams, ctx: ToolContext) -> ToolResult:
         [args.url],
         ["*"],
         {"url": args.url, "format": args.format, "timeout": args.timeout},
+        title=f"Fetch {args.url}",
     )
     timeout = min(args.timeout or DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS)
     try:
