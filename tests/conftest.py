@@ -36,6 +36,19 @@ class RecordingEditor(EditorBridge):
         self.updates.append(update)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_global_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The global config dir is an empty temp dir, never the developer's own.
+
+    Session-wide, so a module or test that sets its own global dir wins; servers the
+    tests spawn inherit the environment.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+        patch.delenv("OPENCODE_CONFIG_DIR", raising=False)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("TOOLHOST_DATA_DIR", str(tmp_path_factory.mktemp("toolhost-data")))

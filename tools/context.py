@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from tools.abort import AbortSignal, run_blocking
 from tools.editor import EditorBridge
 from tools.permission import PermissionRequest
+from tools.prompts import plain_title
 
 if TYPE_CHECKING:
     from tools.host import ToolHost
@@ -80,7 +81,7 @@ class ToolContext:
             permission=permission,
             patterns=patterns,
             always=always,
-            title=title or f"{self.tool}: {', '.join(patterns)}",
+            title=title or plain_title(self.tool, permission, patterns, metadata or {}),
             metadata=metadata or {},
         )
         await self.host.permissions.ask(

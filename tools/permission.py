@@ -291,6 +291,8 @@ class PermissionService:
     def _allow_covered_pending(self, session_id: str) -> None:
         """Settle waiting asks of the session that the "always" approvals now cover."""
         for future, request in list(self._pending.get(session_id, {}).items()):
+            if not request.always:
+                continue  # a forced ask (nothing to approve for next time) needs a person
             covered = all(
                 evaluate(request.permission, pattern, self.approved).action == "allow"
                 for pattern in request.patterns
