@@ -78,6 +78,9 @@ class LspEditorBridge(EditorBridge):
     def capabilities(self) -> frozenset[str]:
         return self.flags
 
+    def position_encoding(self) -> str:
+        return encoding_of(self.server)
+
     def unsaved_text(self, path: Path) -> str | None:
         return self.server.documents.unsaved_text(path, self.server.workspace)
 

@@ -304,7 +304,8 @@ def _hunks(a: Sequence[str], b: Sequence[str], codes: list[Opcode], context: int
 # --------------------------------------------------------------------------
 
 
-def _units(s: str, encoding: PositionEncoding) -> int:
+def position_units(s: str, encoding: PositionEncoding) -> int:
+    """How many position units (the negotiated LSP encoding) ``s`` spans."""
     if encoding == "utf-32" or s.isascii():
         return len(s)
     if encoding == "utf-16":
@@ -351,10 +352,10 @@ def _text_edits(
         def pos(i: int) -> dict[str, int]:
             offset = line_offsets[i]
             ln = bisect_right(starts, offset) - 1
-            return _position(ln, _units(old[starts[ln] : offset], encoding))
+            return _position(ln, position_units(old[starts[ln] : offset], encoding))
 
     else:
-        eof = _position(n - 1, _units(old_lines[-1], encoding)) if partial_last else None
+        eof = _position(n - 1, position_units(old_lines[-1], encoding)) if partial_last else None
 
         def pos(i: int) -> dict[str, int]:
             if eof is not None and i == n:
@@ -402,7 +403,7 @@ def apply_text_edits(
         for k, ch in enumerate(seg):
             if units >= character:
                 return begin + k
-            units += _units(ch, position_encoding)
+            units += position_units(ch, position_encoding)
         return end
 
     spans = []

@@ -39,6 +39,10 @@ class EditorBridge:
         """Which client requests this editor answers (``initializationOptions.editor``)."""
         return frozenset()
 
+    def position_encoding(self) -> str:
+        """The LSP position encoding agreed with the client (``utf-8/16/32``)."""
+        return "utf-16"
+
     def unsaved_text(self, path: Path) -> str | None:
         """The buffer's text when the editor holds unsaved changes for ``path``."""
         return None

@@ -269,3 +269,15 @@ async def test_the_headless_editor_reports_nothing(run: Runner, worktree: Path) 
     result = await run("write", {"filePath": str(path), "content": "BAD\n"})
     assert result.output == "Wrote file successfully."
     assert result.metadata["diagnostics"] == {}
+
+
+def test_lsp_columns_count_characters_and_convert_to_the_encoding() -> None:
+    from tools.builtin.lsp import to_units
+
+    line = "ñamé = café(x)"  # the model points at `café` as character 8
+    assert to_units(line, 8, "utf-32") == 7
+    assert to_units(line, 8, "utf-16") == 7
+    assert to_units(line, 8, "utf-8") == 9  # ñ and é take two bytes each
+    emoji = "😀 = f(x)"
+    assert to_units(emoji, 5, "utf-16") == 5  # the emoji is two UTF-16 units
+    assert to_units("ab", 10, "utf-16") == 9  # past the end stays past the end

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.context import ToolContext
+from tools.diff import position_units
 from tools.errors import NotFoundError
 from tools.paths import assert_external_directory, relative, resolve
 from tools.result import ToolResult
@@ -60,6 +61,24 @@ class LspParams(BaseModel):
     character: int = Field(ge=1, description="Column of the symbol on that line, 1-based")
 
 
+def line_text(path: Path, line: int, unsaved: str | None) -> str:
+    """Line ``line`` (1-based) of the buffer or the file, without reading past it."""
+    if unsaved is not None:
+        lines = unsaved.splitlines()
+        return lines[line - 1] if line <= len(lines) else ""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, text in enumerate(handle, 1):
+            if number == line:
+                return text.rstrip("\r\n")
+    return ""
+
+
+def to_units(text: str, character: int, encoding: str) -> int:
+    """The model counts characters; LSP counts the negotiated encoding's units."""
+    enc: Any = encoding if encoding in ("utf-8", "utf-32") else "utf-16"
+    return position_units(text[: character - 1], enc) + max(0, character - 1 - len(text))
+
+
 def request_params(operation: str, uri: str, line: int, character: int) -> dict[str, Any]:
     """The first request's params, with the position made 0-based."""
     document = {"uri": uri}
@@ -90,8 +109,11 @@ async def execute(args: LspParams, ctx: ToolContext) -> ToolResult:
         raise NotFoundError(f"File not found: {path}")
     ctx.editor.prewarm(path)  # so the editor has its language servers on the file
     uri = path.as_uri()
+    text = await ctx.run_blocking(line_text, path, args.line, ctx.editor.unsaved_text(path))
+    # request_params subtracts the 1 again: it takes a 1-based column.
+    column = to_units(text, args.character, ctx.editor.position_encoding()) + 1
     result = await ctx.editor.lsp_request(
-        METHODS[args.operation], request_params(args.operation, uri, args.line, args.character)
+        METHODS[args.operation], request_params(args.operation, uri, args.line, column)
     )
     if args.operation in CALLS and not is_empty(result):
         items = result if isinstance(result, list) else [result]
