@@ -1,0 +1,183 @@
+---Every option, with its default, in one table (`:help toolhost-options` mirrors it).
+local M = {}
+
+---@class toolhost.Config
+M.defaults = {
+  -- The command that starts the sidecar. nil: the venv made by `:Toolhost install`
+  -- (stdpath("data")/toolhost/venv/bin/toolhost), else `toolhost` on PATH, each with
+  -- `serve` appended. A list is used as given, e.g. { "/path/to/toolhost", "serve" }.
+  cmd = nil, ---@type string[]?
+  -- Extra environment variables for the sidecar process.
+  cmd_env = nil, ---@type table<string, string>?
+  -- Start the sidecar for the current project in setup(); false: on first use
+  -- (a Lua API call or a :Toolhost command). Either way buffers already open are synced.
+  autostart = true,
+  -- A buffer's project root is the nearest folder above it holding one of these,
+  -- else the current directory. One sidecar runs per root.
+  root_markers = { ".git" },
+  -- Sync every normal file buffer to the sidecar of its root, so tools read unsaved
+  -- text and edits land in the buffer. false: never; or a function(bufnr): boolean.
+  attach = true, ---@type boolean|fun(bufnr: integer): boolean
+
+  -- initializationOptions (nil: the sidecar's default).
+  session_id = nil, ---@type string? session for calls that name none
+  agent = nil, ---@type string? default agent, e.g. "build"
+  model = nil, ---@type {providerID: string, modelID: string}? for per-model tool filtering
+  config = nil, ---@type table? OpenCode-style config overrides, e.g. { permission = { edit = "ask" } }
+
+  -- The sidecar requests this plugin answers. Switch one off to get the sidecar's
+  -- fallback instead (e.g. permissionAsk = false: Neovim's own showMessageRequest prompt).
+  editor = {
+    permissionAsk = true, -- permission/ask: vim.ui.select prompt
+    applyEdit = true, -- workspace/applyEdit + editor/saveDocuments: edits land in open buffers
+    diagnostics = true, -- editor/diagnostics: what your language servers report after an edit
+    openDocument = true, -- editor/openDocument: a read loads the file so language servers start early
+    lsp = true, -- editor/lsp: the `lsp` tool asks your language servers
+  },
+
+  diagnostics = {
+    -- How long an edit waits for your language servers to report on the changed file
+    -- before answering (ms); nil: the sidecar's default (3000).
+    wait_ms = nil, ---@type integer?
+  },
+  permission = {
+    -- Where an edit's diff is shown while you are asked: "split", "float" or false.
+    diff = "split",
+  },
+  lsp = {
+    -- How long editor/lsp waits for a language server to start on a file it loaded (ms).
+    attach_timeout = 5000,
+    -- How long one request to a language server may take (ms).
+    timeout = 10000,
+  },
+  save = {
+    -- Run BufWritePre/BufWritePost autocommands (format-on-save) when the sidecar
+    -- saves a buffer it edited.
+    autocmds = true,
+  },
+  -- Show running tools as LSP progress (the LspProgress event: fidget.nvim, statuslines).
+  progress = true,
+  log = {
+    level = vim.log.levels.INFO, -- messages from this level on are written to the log file
+    file = nil, ---@type string? default: stdpath("log")/toolhost.log
+  },
+  -- vim.notify errors (the sidecar failed to start, a save failed); they are always logged.
+  notify_on_error = true,
+  install = {
+    python = nil, ---@type string? default: the first of python3.13 … python3.11, python3 that is >= 3.11
+    venv = nil, ---@type string? default: stdpath("data")/toolhost/venv
+    pip_args = {}, ---@type string[] extra `pip install` arguments, e.g. { "--index-url", "…" }
+  },
+}
+
+---@type toolhost.Config
+M.options = vim.deepcopy(M.defaults)
+
+M.types = {
+  cmd = { "table", "nil" },
+  cmd_env = { "table", "nil" },
+  autostart = { "boolean" },
+  root_markers = { "table" },
+  attach = { "boolean", "function" },
+  session_id = { "string", "nil" },
+  agent = { "string", "nil" },
+  model = { "table", "nil" },
+  config = { "table", "nil" },
+  editor = { "table" },
+  diagnostics = { "table" },
+  permission = { "table" },
+  lsp = { "table" },
+  save = { "table" },
+  progress = { "boolean" },
+  log = { "table" },
+  notify_on_error = { "boolean" },
+  install = { "table" },
+}
+
+---Problems with `opts`, one sentence each (unknown keys, wrong types).
+---@param opts table
+---@return string[]
+function M.validate(opts)
+  local problems = {}
+  for key, value in pairs(opts) do
+    local allowed = M.types[key]
+    if not allowed then
+      problems[#problems + 1] = ("unknown option %q (ignored)"):format(tostring(key))
+    elseif not vim.tbl_contains(allowed, type(value)) then
+      problems[#problems + 1] = ("option %s must be %s, got %s"):format(
+        key,
+        table.concat(allowed, " or "),
+        type(value)
+      )
+    end
+  end
+  if type(opts.cmd) == "table" and (#opts.cmd == 0 or type(opts.cmd[1]) ~= "string") then
+    problems[#problems + 1] = 'option cmd must be a list of strings, e.g. { "toolhost", "serve" }'
+  end
+  if type(opts.editor) == "table" then
+    for flag in pairs(opts.editor) do
+      if M.defaults.editor[flag] == nil then
+        problems[#problems + 1] = ("editor.%s is not a request this plugin answers (ignored)"):format(
+          flag
+        )
+      end
+    end
+  end
+  local diff = type(opts.permission) == "table" and opts.permission.diff
+  if diff ~= nil and diff ~= "split" and diff ~= "float" and diff ~= false then
+    problems[#problems + 1] = 'permission.diff must be "split", "float" or false'
+  end
+  return problems
+end
+
+---Merges `opts` over the defaults; returns the problems found (bad options keep their default).
+---@param opts? table
+---@return string[]
+function M.setup(opts)
+  opts = opts or {}
+  local problems = M.validate(opts)
+  local clean = {}
+  for key, value in pairs(opts) do
+    local allowed = M.types[key]
+    if allowed and vim.tbl_contains(allowed, type(value)) then
+      clean[key] = value
+    end
+  end
+  if type(clean.cmd) == "table" and type(clean.cmd[1]) ~= "string" then
+    clean.cmd = nil
+  end
+  if type(clean.editor) == "table" then
+    clean.editor = vim.tbl_extend("force", {}, clean.editor)
+    for flag in pairs(clean.editor) do
+      if M.defaults.editor[flag] == nil then
+        clean.editor[flag] = nil
+      end
+    end
+  end
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), clean)
+  -- Lists replace, never merge by index.
+  M.options.root_markers = clean.root_markers or M.defaults.root_markers
+  M.options.cmd = clean.cmd
+  return problems
+end
+
+---The `initializationOptions` sent to the sidecar.
+---@return table
+function M.init_options()
+  local o = M.options
+  local editor = { task = false }
+  for flag in pairs(M.defaults.editor) do
+    editor[flag] = o.editor[flag] == true
+  end
+  local wait_ms = o.diagnostics and o.diagnostics.wait_ms
+  return {
+    sessionID = o.session_id,
+    agent = o.agent,
+    model = o.model,
+    config = o.config and require("toolhost.util").object(o.config),
+    editor = editor,
+    diagnostics = wait_ms and { waitMs = wait_ms } or nil,
+  }
+end
+
+return M

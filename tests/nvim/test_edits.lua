@@ -1,0 +1,171 @@
+-- Edits of open buffers go through Neovim: workspace/applyEdit, then
+-- editor/saveDocuments. Undo history, unsaved work and the disk are checked.
+local T = dofile(vim.env.TOOLHOST_TEST_REPO .. "/tests/nvim/harness.lua")
+
+local root = T.project("edits", {
+  ["open.txt"] = "one\ntwo\nthree\n",
+  ["dirty.txt"] = "alpha\nbeta\ngamma\n",
+  ["closed.txt"] = "closed file\n",
+  ["versioned.txt"] = "v1\n",
+  ["behind.txt"] = "old disk\n",
+  ["save.txt"] = "saved?\n",
+})
+vim.cmd.cd(root)
+require("toolhost").setup({ cmd = T.toolhost })
+local sidecar = T.client(root)
+
+local function read_first(path)
+  T.eq(T.run_tool("read", { filePath = path }).isError, false, "read " .. path)
+end
+
+T.test(
+  "an edit of an open buffer changes the buffer, saves it, and :undo brings the old text back",
+  function()
+    local path = root .. "/open.txt"
+    vim.cmd.edit(path)
+    local buf = vim.api.nvim_get_current_buf()
+    vim.api.nvim_win_set_cursor(0, { 3, 2 })
+    read_first(path)
+    local result = T.run_tool("edit", { filePath = path, oldString = "two", newString = "TWO" })
+    T.eq(result.isError, false, "edit isError: " .. tostring(result.output))
+    T.eq(T.buf_text(buf), "one\nTWO\nthree\n", "the buffer")
+    T.eq(vim.bo[buf].modified, false, "the buffer is saved")
+    T.eq(T.read(path), "one\nTWO\nthree\n", "the disk")
+    T.eq(vim.api.nvim_win_get_cursor(0), { 3, 2 }, "the cursor stays")
+    vim.cmd("silent undo")
+    T.eq(T.buf_text(buf), "one\ntwo\nthree\n", "the buffer after :undo")
+    vim.cmd("silent redo")
+    T.eq(T.buf_text(buf), "one\nTWO\nthree\n", "the buffer after :redo")
+  end
+)
+
+T.test("an edit keeps the user's unsaved work elsewhere in the buffer", function()
+  local path = root .. "/dirty.txt"
+  vim.cmd.edit(path)
+  local buf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(buf, 0, 1, false, { "alpha (typed, not saved)" })
+  read_first(path)
+  local result = T.run_tool("edit", { filePath = path, oldString = "gamma", newString = "GAMMA" })
+  T.eq(result.isError, false, "edit isError: " .. tostring(result.output))
+  T.eq(T.buf_text(buf), "alpha (typed, not saved)\nbeta\nGAMMA\n", "the buffer")
+  T.eq(T.read(path), "alpha (typed, not saved)\nbeta\nGAMMA\n", "the disk holds the buffer")
+  vim.cmd("silent undo")
+  T.eq(T.buf_text(buf), "alpha (typed, not saved)\nbeta\ngamma\n", "undo takes back only the edit")
+end)
+
+T.test("a file that is not open is written by the sidecar, and no buffer is created", function()
+  local path = root .. "/closed.txt"
+  read_first(path)
+  -- The read prewarmed it: unload it so the file is really closed.
+  local buf = vim.fn.bufnr(path)
+  if buf > 0 then
+    vim.api.nvim_buf_delete(buf, { force = true })
+  end
+  local result = T.run_tool("write", { filePath = path, content = "written by the sidecar\n" })
+  T.eq(result.isError, false, "write isError: " .. tostring(result.output))
+  T.eq(T.read(path), "written by the sidecar\n", "the disk")
+  T.eq(vim.fn.bufloaded(path), 0, "still not loaded")
+end)
+
+T.test("workspace/applyEdit refuses an edit made for an older version of the buffer", function()
+  local path = root .. "/versioned.txt"
+  vim.cmd.edit(path)
+  local buf = vim.api.nvim_get_current_buf()
+  -- A buffer not changed since it was opened is version 0 (Neovim's own handler
+  -- would not check that version at all).
+  local opened = vim.lsp.util.buf_versions[buf]
+  T.eq(opened, 0, "the version of a fresh buffer")
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "v2" })
+  local version = vim.lsp.util.buf_versions[buf]
+  local edit = {
+    documentChanges = {
+      {
+        textDocument = { uri = vim.uri_from_fname(path), version = opened },
+        edits = {
+          {
+            range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 2 } },
+            newText = "XX",
+          },
+        },
+      },
+    },
+  }
+  local result = require("toolhost.documents").apply_edit(
+    nil,
+    { edit = edit },
+    { client_id = sidecar.id }
+  )
+  T.eq(result.applied, false, "applied")
+  T.contains(result.failureReason, "changed in the editor")
+  T.eq(T.buf_text(buf), "v2\n", "the buffer is untouched")
+  edit.documentChanges[1].textDocument.version = version
+  result = require("toolhost.documents").apply_edit(
+    nil,
+    { edit = edit },
+    { client_id = sidecar.id }
+  )
+  T.eq(result.applied, true, "applied with the current version")
+  T.eq(T.buf_text(buf), "XX\n", "the buffer")
+end)
+
+T.test("a clean buffer older than its file is reloaded, never edited", function()
+  local path = root .. "/behind.txt"
+  vim.cmd.edit(path)
+  local buf = vim.api.nvim_get_current_buf()
+  vim.uv.sleep(20) -- a different mtime
+  T.write(path, "new disk\n")
+  local edit = {
+    documentChanges = {
+      {
+        textDocument = { uri = vim.uri_from_fname(path), version = vim.lsp.util.buf_versions[buf] },
+        edits = {
+          {
+            range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 3 } },
+            newText = "OLD",
+          },
+        },
+      },
+    },
+  }
+  local result = require("toolhost.documents").apply_edit(
+    nil,
+    { edit = edit },
+    { client_id = sidecar.id }
+  )
+  T.eq(result.applied, false, "applied")
+  T.contains(result.failureReason, "changed on disk")
+  T.eq(T.buf_text(buf), "new disk\n", "the buffer was reloaded from disk")
+  T.eq(T.read(path), "new disk\n", "the disk")
+end)
+
+T.test("after a tool changed a file on disk, its clean buffer is reloaded", function()
+  local path = root .. "/behind.txt"
+  local buf = vim.fn.bufnr(path)
+  vim.uv.sleep(20)
+  local result = T.run_tool(
+    "bash",
+    { command = "printf 'from a command\\n' > behind.txt", description = "overwrite" }
+  )
+  T.eq(result.isError, false, "bash isError: " .. tostring(result.output))
+  T.eq(T.buf_text(buf), "from a command\n", "the buffer")
+  T.eq(vim.bo[buf].modified, false, "still clean")
+end)
+
+T.test("editor/saveDocuments writes modified buffers and reports each saved uri", function()
+  local path = root .. "/save.txt"
+  vim.cmd.edit(path)
+  local buf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "saved!" })
+  local uri = vim.uri_from_fname(path)
+  local missing = vim.uri_from_fname(root .. "/not-open.txt")
+  local result = require("toolhost.documents").save(
+    nil,
+    { uris = { uri, missing } },
+    { client_id = sidecar.id }
+  )
+  T.eq(result.saved, { uri }, "saved")
+  T.eq(T.read(path), "saved!\n", "the disk")
+  T.eq(vim.bo[buf].modified, false, "modified")
+end)
+
+T.run()
