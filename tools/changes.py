@@ -77,6 +77,19 @@ def prepare(ctx: ToolContext, change: FileChange) -> PreparedChange:
     return PreparedChange(change, diff, edit)
 
 
+# Above this much text a diff takes milliseconds: worth a worker thread, so a big
+# write does not hold up every other request (and cancellation) on the event loop.
+THREAD_DIFF_CHARS = 256 * 1024
+
+
+async def _prepare_all(ctx: ToolContext, changes: list[FileChange]) -> list[PreparedChange]:
+    def work() -> list[PreparedChange]:
+        return [prepare(ctx, change) for change in changes]
+
+    size = sum(len(c.after) + len(c.before.text if c.before else "") for c in changes)
+    return await ctx.run_blocking(work) if size > THREAD_DIFF_CHARS else work()
+
+
 async def commit(
     ctx: ToolContext,
     changes: list[FileChange],
@@ -89,7 +102,7 @@ async def commit(
     ``other_files``: also report new errors in the other files the editor has open
     (``write``).
     """
-    prepared = [prepare(ctx, change) for change in changes]
+    prepared = await _prepare_all(ctx, changes)
     unified = "\n".join(p.diff.unified for p in prepared if p.diff.unified)
     await ctx.ask(
         "edit",
