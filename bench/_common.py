@@ -56,6 +56,21 @@ def frame(message: dict[str, Any]) -> bytes:
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
+async def read_frame(stream: asyncio.StreamReader) -> Any:
+    """The next LSP-framed message, or None at the end of the stream."""
+    length = -1
+    while True:
+        line = await stream.readline()
+        if not line:
+            return None
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    return json.loads(await stream.readexactly(length))
+
+
 class RpcClient:
     """One subprocess spoken to over stdio with LSP base framing."""
 
@@ -92,19 +107,9 @@ class RpcClient:
         stdout = self.proc.stdout
         assert stdout is not None
         try:
-            while True:
-                length = -1
-                while True:
-                    line = await stdout.readline()
-                    if not line:
-                        raise ServerDied("server closed its stdout")
-                    if line in (b"\r\n", b"\n"):
-                        break
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                message = json.loads(await stdout.readexactly(length))
+            while (message := await read_frame(stdout)) is not None:
                 self._dispatch(message)
+            raise ServerDied("server closed its stdout")
         except (ServerDied, asyncio.IncompleteReadError, ConnectionError) as error:
             died = ServerDied(f"{error}; stderr:\n{self.stderr_tail()}")
             for future in self._pending.values():

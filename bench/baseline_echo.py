@@ -8,8 +8,9 @@ This is the floor for "a Python process answering JSON-RPC over stdio".
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
+
+from _common import frame, read_frame
 
 
 async def serve() -> None:
@@ -17,26 +18,13 @@ async def serve() -> None:
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     out = sys.stdout.buffer
-    while True:
-        length = -1
-        while True:
-            line = await reader.readline()
-            if not line:
-                return
-            if line in (b"\r\n", b"\n"):
-                break
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        message = json.loads(await reader.readexactly(length))
+    while (message := await read_frame(reader)) is not None:
         if message.get("method") == "exit":
             return
         if "id" in message and "method" in message:
-            body = json.dumps(
-                {"jsonrpc": "2.0", "id": message["id"], "result": message.get("params")},
-                separators=(",", ":"),
-            ).encode()
-            out.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            out.write(
+                frame({"jsonrpc": "2.0", "id": message["id"], "result": message.get("params")})
+            )
             out.flush()
 
 

@@ -1,7 +1,7 @@
 """Regenerate README.md's tool table from the catalogue (never typed by hand).
 
-    .venv/bin/python scripts/gen_readme.py          # rewrite the table
-    .venv/bin/python scripts/gen_readme.py --check  # exit 1 if it is stale
+.venv/bin/python scripts/gen_readme.py          # rewrite the table
+.venv/bin/python scripts/gen_readme.py --check  # exit 1 if it is stale
 """
 
 from __future__ import annotations

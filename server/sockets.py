@@ -10,7 +10,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from server.stdio import FrameReader
+from server.stdio import FrameReader, PipeWriter
 
 if TYPE_CHECKING:
     from server.protocol import ToolhostProtocol
@@ -18,18 +18,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("toolhost.transport")
 
 WIND_DOWN_SECONDS = 10.0
-
-
-class TransportWriter:
-    def __init__(self, transport: asyncio.Transport) -> None:
-        self.transport = transport
-
-    def write(self, data: bytes) -> None:
-        if not self.transport.is_closing():
-            self.transport.write(data)
-
-    def close(self) -> None:
-        self.transport.close()
 
 
 async def serve_tcp(protocol: ToolhostProtocol, host: str, port: int) -> None:
@@ -44,7 +32,7 @@ async def serve_tcp(protocol: ToolhostProtocol, host: str, port: int) -> None:
             first.set_result(self)
             listener.close()
             log.info("client connected from %s", transport.get_extra_info("peername"))
-            protocol.set_writer(TransportWriter(transport))  # type: ignore[arg-type]
+            protocol.set_writer(PipeWriter(transport))  # type: ignore[arg-type]
 
     listener = await loop.create_server(lambda: Connection(protocol), host, port)
     _announce(listener.sockets)

@@ -89,22 +89,24 @@ def line_opcodes(old_lines: Sequence[str], new_lines: Sequence[str]) -> list[Opc
     codes: list[Opcode] = []
     i = j = 0
     for bi, bj, size in blocks:
-        if i < bi and j < bj:
-            codes.append(("replace", i, bi, j, bj))
-        elif i < bi:
-            codes.append(("delete", i, bi, j, j))
-        elif j < bj:
-            codes.append(("insert", i, i, j, bj))
+        if gap := _gap(i, bi, j, bj):
+            codes.append(gap)
         codes.append(("equal", bi, bi + size, bj, bj + size))
         i, j = bi + size, bj + size
-    n, m = len(old_lines), len(new_lines)
-    if i < n and j < m:
-        codes.append(("replace", i, n, j, m))
-    elif i < n:
-        codes.append(("delete", i, n, j, j))
-    elif j < m:
-        codes.append(("insert", i, i, j, m))
+    if gap := _gap(i, len(old_lines), j, len(new_lines)):
+        codes.append(gap)
     return codes
+
+
+def _gap(i1: int, i2: int, j1: int, j2: int) -> Opcode | None:
+    """The opcode for the unmatched lines ``old[i1:i2]`` / ``new[j1:j2]``, if any."""
+    if i1 < i2 and j1 < j2:
+        return ("replace", i1, i2, j1, j2)
+    if i1 < i2:
+        return ("delete", i1, i2, j1, j1)
+    if j1 < j2:
+        return ("insert", i1, i1, j1, j2)
+    return None
 
 
 def _matching_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]:

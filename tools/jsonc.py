@@ -147,8 +147,7 @@ class _Parser:
         self.pos += 1
         while True:
             self.skip()
-            if self.text.startswith("}", self.pos):  # empty object or trailing comma
-                self.pos += 1
+            if self.take("}"):  # empty object or trailing comma
                 return result
             if not self.text.startswith('"', self.pos):
                 self.fail(f"expected a quoted key or '}}', found {self.describe_here()}")
@@ -156,35 +155,37 @@ class _Parser:
             key = self.string()
             self.lines[(*path, key)] = line
             self.skip()
-            if not self.text.startswith(":", self.pos):
+            if not self.take(":"):
                 self.fail(f"expected ':' after the key, found {self.describe_here()}")
-            self.pos += 1
             self.skip()
             result[key] = self.value((*path, key), depth + 1)
-            self.skip()
-            if self.text.startswith(",", self.pos):
-                self.pos += 1
-            elif self.text.startswith("}", self.pos):
-                self.pos += 1
+            if self.closed_after_item("}"):
                 return result
-            else:
-                self.fail(f"expected ',' or '}}', found {self.describe_here()}")
 
     def array(self, path: KeyPath, depth: int) -> list[Any]:
         result: list[Any] = []
         self.pos += 1
         while True:
             self.skip()
-            if self.text.startswith("]", self.pos):  # empty array or trailing comma
-                self.pos += 1
+            if self.take("]"):  # empty array or trailing comma
                 return result
             self.lines[(*path, len(result))] = self.line_at(self.pos)
             result.append(self.value((*path, len(result)), depth + 1))
-            self.skip()
-            if self.text.startswith(",", self.pos):
-                self.pos += 1
-            elif self.text.startswith("]", self.pos):
-                self.pos += 1
+            if self.closed_after_item("]"):
                 return result
-            else:
-                self.fail(f"expected ',' or ']', found {self.describe_here()}")
+
+    def take(self, token: str) -> bool:
+        """Step over ``token`` when it comes next."""
+        if self.text.startswith(token, self.pos):
+            self.pos += len(token)
+            return True
+        return False
+
+    def closed_after_item(self, close: str) -> bool:
+        """After an item: True past the closing bracket, False past a comma."""
+        self.skip()
+        if self.take(","):
+            return False
+        if self.take(close):
+            return True
+        self.fail(f"expected ',' or '{close}', found {self.describe_here()}")

@@ -18,7 +18,11 @@ _DROP = {"title"}
 def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema(by_alias=True, mode="validation")
     defs = raw.pop("$defs", {})
-    schema = _inline(raw, defs)
+    return _as_arguments(_inline(raw, defs))
+
+
+def _as_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments: always an object, with properties, required and no extras."""
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
     schema["required"] = schema.get("required", [])
@@ -74,11 +78,7 @@ def normalise_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
         out = _inline(raw, defs)
     except RecursionError:
         raise ValueError("the schema is recursive, which a tool's arguments cannot be") from None
-    out.setdefault("type", "object")
-    out.setdefault("properties", {})
-    out["required"] = out.get("required", [])
-    out.setdefault("additionalProperties", False)
-    return out
+    return _as_arguments(out)
 
 
 def _check_refs(node: Any, defs: dict[str, Any]) -> None:

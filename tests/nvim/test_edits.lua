@@ -18,6 +18,25 @@ local function read_first(path)
   T.eq(T.run_tool("read", { filePath = path }).isError, false, "read " .. path)
 end
 
+---A WorkspaceEdit that puts `text` over as many characters at the start of `path`'s
+---first line, for the buffer at `version`.
+local function first_line_edit(path, version, text)
+  local range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = #text } }
+  return {
+    documentChanges = {
+      {
+        textDocument = { uri = vim.uri_from_fname(path), version = version },
+        edits = { { range = range, newText = text } },
+      },
+    },
+  }
+end
+
+---The workspace/applyEdit handler's answer to `edit`, as the sidecar would get it.
+local function apply_edit(edit)
+  return require("toolhost.documents").apply_edit(nil, { edit = edit }, { client_id = sidecar.id })
+end
+
 T.test(
   "an edit of an open buffer changes the buffer, saves it, and :undo brings the old text back",
   function()
@@ -77,33 +96,13 @@ T.test("workspace/applyEdit refuses an edit made for an older version of the buf
   T.eq(opened, 0, "the version of a fresh buffer")
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "v2" })
   local version = vim.lsp.util.buf_versions[buf]
-  local edit = {
-    documentChanges = {
-      {
-        textDocument = { uri = vim.uri_from_fname(path), version = opened },
-        edits = {
-          {
-            range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 2 } },
-            newText = "XX",
-          },
-        },
-      },
-    },
-  }
-  local result = require("toolhost.documents").apply_edit(
-    nil,
-    { edit = edit },
-    { client_id = sidecar.id }
-  )
+  local edit = first_line_edit(path, opened, "XX")
+  local result = apply_edit(edit)
   T.eq(result.applied, false, "applied")
   T.contains(result.failureReason, "changed in the editor")
   T.eq(T.buf_text(buf), "v2\n", "the buffer is untouched")
   edit.documentChanges[1].textDocument.version = version
-  result = require("toolhost.documents").apply_edit(
-    nil,
-    { edit = edit },
-    { client_id = sidecar.id }
-  )
+  result = apply_edit(edit)
   T.eq(result.applied, true, "applied with the current version")
   T.eq(T.buf_text(buf), "XX\n", "the buffer")
 end)
@@ -114,24 +113,7 @@ T.test("a clean buffer older than its file is reloaded, never edited", function(
   local buf = vim.api.nvim_get_current_buf()
   vim.uv.sleep(20) -- a different mtime
   T.write(path, "new disk\n")
-  local edit = {
-    documentChanges = {
-      {
-        textDocument = { uri = vim.uri_from_fname(path), version = vim.lsp.util.buf_versions[buf] },
-        edits = {
-          {
-            range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 3 } },
-            newText = "OLD",
-          },
-        },
-      },
-    },
-  }
-  local result = require("toolhost.documents").apply_edit(
-    nil,
-    { edit = edit },
-    { client_id = sidecar.id }
-  )
+  local result = apply_edit(first_line_edit(path, vim.lsp.util.buf_versions[buf], "OLD"))
   T.eq(result.applied, false, "applied")
   T.contains(result.failureReason, "changed on disk")
   T.eq(T.buf_text(buf), "new disk\n", "the buffer was reloaded from disk")

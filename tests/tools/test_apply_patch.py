@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RecordingEditor, Runner
+from tests.tools.helpers import ask_for_edits, make
 from tools.abort import Aborted
 from tools.builtin import apply_patch
 from tools.config import config_from_opencode
@@ -27,16 +28,6 @@ MISSING_MARKERS = "Invalid patch format: missing Begin/End markers"
 def host(worktree: Path) -> ToolHost:
     # Only the tool under test, so these tests do not depend on the other built-ins.
     return ToolHost(worktree, tools=[apply_patch.tool])
-
-
-def ask_for_edits(host: ToolHost) -> None:
-    host.set_config(config_from_opencode({"permission": {"edit": "ask"}}))
-
-
-def make(path: Path, data: bytes | str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
-    return path
 
 
 def patch(*lines: str) -> str:

@@ -6,7 +6,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import textwrap
 import time
 import zipfile
 from collections.abc import Iterator
@@ -16,24 +15,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import RecordingEditor
+from tests.custom_tool_helpers import GREET, custom_ids, problems_of, write
 from tools import ToolHost, config_from_opencode, tool
 from tools.custom import ToolDefinitionError, load_all, python_loader
 from tools.schema import normalise_json_schema
-
-GREET = """
-    import time
-
-    from pydantic import BaseModel, Field
-    from tools import tool
-
-    class Args(BaseModel):
-        name: str = Field(description="用户名字")
-
-    async def run(args, ctx):
-        return {"title": "问候", "output": f"你好，{args.name}！", "metadata": {"timestamp": time.time()}}
-
-    default = tool(description="返回问候语", args=Args, execute=run)
-"""  # noqa: E501 - exactly as our docs show it
 
 MATH = """
     from pydantic import Field
@@ -52,12 +37,6 @@ MATH = """
     add = tool(description="Add two numbers", args=NUMBERS, execute=_add)
     multiply = tool(description="Multiply two numbers", args=NUMBERS, execute=_multiply)
 """
-
-
-def write(path: Path, source: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(autouse=True)
@@ -85,14 +64,6 @@ def make_host(worktree: Path) -> Iterator[Any]:
     yield make
     for host in hosts:
         host.close()
-
-
-def problems_of(host: ToolHost) -> dict[str, str]:
-    return {Path(p.file).name: p.reason for p in host.custom_problems}
-
-
-def custom_ids(host: ToolHost) -> list[str]:
-    return [t.id for t in host.registry.custom]
 
 
 def assert_clean_schema(schema: dict[str, Any]) -> None:

@@ -10,7 +10,6 @@ import asyncio
 import json
 import shutil
 import subprocess
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RecordingEditor
+from tests.custom_tool_helpers import custom_ids, write
 from tools import ToolHost, config_from_opencode
 from tools.custom import node_host
 
@@ -74,12 +74,6 @@ MATH_JS = """
     })
     export const VERSION = "1.0"
 """
-
-
-def write(path: Path, source: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
-    return path
 
 
 def npm_install(folder: Path, *packages: str) -> None:
@@ -140,14 +134,6 @@ def make_host(node_project: Path) -> Iterator[Any]:
     yield make
     for host in hosts:
         host.close()
-
-
-def problems_of(host: ToolHost) -> dict[str, str]:
-    return {Path(p.file).name: p.reason for p in host.custom_problems}
-
-
-def custom_ids(host: ToolHost) -> list[str]:
-    return [t.id for t in host.registry.custom]
 
 
 async def test_greet_ts_as_documented(make_host, ts_tools: Path) -> None:

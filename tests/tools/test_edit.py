@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import RecordingEditor, Runner
+from tests.tools.helpers import ask_for_edits, make, mark_read
 from tools.builtin import edit, multiedit, read, write
-from tools.config import config_from_opencode
 from tools.diff import apply_text_edits
 from tools.host import ToolHost
 from tools.result import ToolResult
@@ -23,23 +23,6 @@ from tools.result import ToolResult
 def host(worktree: Path) -> ToolHost:
     # Only the tools under test, so these tests do not depend on the other built-ins.
     return ToolHost(worktree, tools=[write.tool, edit.tool, multiedit.tool])
-
-
-def mark_read(run: Runner, path: Path) -> None:
-    """What the read tool records (reference §4), without depending on it."""
-    run.host.sessions.get(run.session_id).record_read(path)
-
-
-def ask_for_edits(host: ToolHost) -> None:
-    host.set_config(config_from_opencode({"permission": {"edit": "ask"}}))
-
-
-def make(path: Path, data: bytes | str, *, read_by: Runner | None = None) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
-    if read_by is not None:
-        mark_read(read_by, path)
-    return path
 
 
 async def do_edit(run: Runner, path: Path | str, old: str, new: str, **extra: Any) -> ToolResult:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import RecordingEditor, Runner
+from tests.tools.helpers import ask_for_edits, make
 from tools.builtin import edit, multiedit, write
-from tools.config import config_from_opencode
 from tools.diff import apply_text_edits
 from tools.host import ToolHost
 from tools.result import ToolResult
@@ -21,19 +21,6 @@ from tools.result import ToolResult
 def host(worktree: Path) -> ToolHost:
     # Only the tools under test, so these tests do not depend on the other built-ins.
     return ToolHost(worktree, tools=[write.tool, edit.tool, multiedit.tool])
-
-
-def mark_read(run: Runner, path: Path) -> None:
-    """What the read tool records (reference §4), without depending on it."""
-    run.host.sessions.get(run.session_id).record_read(path)
-
-
-def make(path: Path, data: bytes | str, *, read_by: Runner | None = None) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
-    if read_by is not None:
-        mark_read(read_by, path)
-    return path
 
 
 def change(old: str, new: str, **extra: Any) -> dict[str, Any]:
@@ -47,7 +34,7 @@ async def do_multiedit(run: Runner, path: Path | str, *edits: dict[str, Any]) ->
 async def test_edits_apply_in_order(
     run: Runner, host: ToolHost, editor: RecordingEditor, worktree: Path
 ) -> None:
-    host.set_config(config_from_opencode({"permission": {"edit": "ask"}}))
+    ask_for_edits(host)
     old = "def f():\n    return 1\n\nx = f()\ny = f()\n"
     path = make(worktree / "src" / "m.py", old, read_by=run)
 
@@ -194,7 +181,7 @@ async def test_encoding_bom_line_endings_and_mode_survive(run: Runner, worktree:
 async def test_rejected_multiedit_leaves_the_file(
     run: Runner, host: ToolHost, editor: RecordingEditor, worktree: Path
 ) -> None:
-    host.set_config(config_from_opencode({"permission": {"edit": "ask"}}))
+    ask_for_edits(host)
     editor.reply = "reject"
     path = make(worktree / "f.txt", "a\nb\n", read_by=run)
 

@@ -42,6 +42,15 @@ def numbered(count: int) -> str:
     return "".join(f"line {i}\n" for i in range(1, count + 1))
 
 
+def repeat_lines(path: Path, size: int) -> Path:
+    """``numbered(1000)`` written again and again, up to ``size`` bytes (whole blocks only)."""
+    block = numbered(1000).encode()
+    with path.open("wb") as handle:
+        for _ in range(size // len(block)):
+            handle.write(block)
+    return path
+
+
 def file_output(path: Path, body: str, footer: str) -> str:
     return f"<path>{path}</path>\n<type>file</type>\n<content>\n{body}\n\n{footer}\n</content>"
 
@@ -212,22 +221,14 @@ async def test_svg_is_text(run, worktree: Path) -> None:
 
 
 async def test_file_under_the_count_cap_reports_its_total(run, worktree: Path) -> None:
-    path = worktree / "mid.log"
-    block = numbered(1000).encode()
-    with path.open("wb") as handle:
-        for _ in range((4 * 1024 * 1024) // len(block)):
-            handle.write(block)
+    path = repeat_lines(worktree / "mid.log", 4 * 1024 * 1024)
     total = path.read_bytes().count(b"\n")
     result = await run("read", {"filePath": str(path)})
     assert f"(Showing lines 1-2000 of {total}. Use offset=2001 to continue.)" in result.output
 
 
 async def test_file_over_the_count_cap_reports_no_total(run, worktree: Path) -> None:
-    path = worktree / "big.log"
-    block = numbered(1000).encode()
-    with path.open("wb") as handle:
-        for _ in range((12 * 1024 * 1024) // len(block)):
-            handle.write(block)
+    path = repeat_lines(worktree / "big.log", 12 * 1024 * 1024)
     assert path.stat().st_size > read.COUNT_CAP
     result = await run("read", {"filePath": str(path)})
     assert result.output.endswith(

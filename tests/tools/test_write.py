@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RecordingEditor, Runner
+from tests.tools.helpers import ask_for_edits, make, mark_read
 from tools.builtin import edit, multiedit, write
 from tools.changes import PreparedChange
-from tools.config import config_from_opencode
 from tools.context import ToolContext
 from tools.diff import apply_text_edits
 from tools.host import ToolHost
@@ -24,19 +24,6 @@ from tools.result import ToolResult
 def host(worktree: Path) -> ToolHost:
     # Only the tools under test, so these tests do not depend on the other built-ins.
     return ToolHost(worktree, tools=[write.tool, edit.tool, multiedit.tool])
-
-
-def mark_read(run: Runner, path: Path) -> None:
-    """What the read tool records (reference §4), without depending on it."""
-    run.host.sessions.get(run.session_id).record_read(path)
-
-
-def make(path: Path, data: bytes | str, *, read_by: Runner | None = None) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
-    if read_by is not None:
-        mark_read(read_by, path)
-    return path
 
 
 async def do_write(run: Runner, path: Path | str, content: str) -> ToolResult:
@@ -239,7 +226,7 @@ async def test_empty_file_path_is_required(run: Runner) -> None:
 async def test_the_edit_ask_carries_the_diff(
     run: Runner, host: ToolHost, editor: RecordingEditor, worktree: Path
 ) -> None:
-    host.set_config(config_from_opencode({"permission": {"edit": "ask"}}))
+    ask_for_edits(host)
 
     result = await do_write(run, worktree / "docs" / "n.md", "# Title\n")
 
@@ -252,7 +239,7 @@ async def test_the_edit_ask_carries_the_diff(
 async def test_rejected_write_creates_nothing(
     run: Runner, host: ToolHost, editor: RecordingEditor, worktree: Path
 ) -> None:
-    host.set_config(config_from_opencode({"permission": {"edit": "ask"}}))
+    ask_for_edits(host)
     editor.reply = "reject"
     existing = make(worktree / "keep.txt", "keep\n", read_by=run)
 

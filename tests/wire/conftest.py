@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import cattrs
 from lsprotocol import types
@@ -109,6 +111,9 @@ class WireClient(LanguageClient):
         return uri
 
 
+Client = TypeVar("Client", bound=WireClient)
+
+
 def server_env(data_dir: Path) -> dict[str, str]:
     return {**os.environ, "TOOLHOST_DATA_DIR": str(data_dir)}
 
@@ -122,7 +127,23 @@ async def connect(
     data_dir: Path | None = None,
 ) -> AsyncIterator[WireClient]:
     """A ``toolhost serve`` on ``root``, initialised; shut down and exited afterwards."""
-    client = WireClient()
+    async with serve_to(
+        WireClient(), root, options=options, capabilities=capabilities, data_dir=data_dir
+    ) as client:
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def serve_to(
+    client: Client,
+    root: Path,
+    *,
+    options: dict[str, Any] | None = None,
+    capabilities: types.ClientCapabilities = PLAIN,
+    data_dir: Path | None = None,
+) -> AsyncIterator[Client]:
+    """``client`` started on a ``toolhost serve`` on ``root`` and initialised; then shut
+    down and exited."""
     env = server_env(data_dir or root.parent / "toolhost-data")
     await client.start_io(str(TOOLHOST), "serve", env=env, cwd=str(root))
     try:
@@ -139,6 +160,62 @@ async def connect(
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+@contextlib.asynccontextmanager
+async def listening(
+    transport: str, root: Path, data_dir: Path
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, int]]:
+    """``toolhost serve --tcp|--ws`` on a free loopback port: the process and its port.
+
+    Killed afterwards if it has not ended by itself.
+    """
+    proc = await asyncio.create_subprocess_exec(
+        str(TOOLHOST),
+        "serve",
+        transport,
+        "127.0.0.1:0",
+        stderr=asyncio.subprocess.PIPE,
+        cwd=root,
+        env=server_env(data_dir),
+    )
+    try:
+        assert proc.stderr is not None
+        found = None
+        while found is None:
+            line = await asyncio.wait_for(proc.stderr.readline(), 20)
+            assert line, "the server ended before listening"
+            found = re.search(rb"listening on 127\.0\.0\.1:(\d+)", line)
+        yield proc, int(found.group(1))
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def spawn_stdio(root: Path, data_dir: Path) -> asyncio.subprocess.Process:
+    """``toolhost serve`` on stdio with pipes to speak raw bytes to it (stderr dropped)."""
+    return await asyncio.create_subprocess_exec(
+        str(TOOLHOST),
+        "serve",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        cwd=root,
+        env=server_env(data_dir),
+    )
+
+
+def run_toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The ``toolhost`` command line, run to its end (its data dir beside ``cwd``)."""
+    return subprocess.run(
+        [str(TOOLHOST), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(cwd.parent / "data"),
+    )
 
 
 def make_project(base: Path) -> Path:

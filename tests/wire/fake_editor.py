@@ -27,7 +27,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.wire.conftest import PLAIN, TOOLHOST, WireClient, server_env
+from tests.wire.conftest import WireClient, serve_to
 from tools.diff import apply_text_edits
 
 UNDEFINED = re.compile(r"ERR\((\w+)\)")
@@ -235,20 +235,7 @@ async def connect_editor(
     **options: Any,
 ) -> AsyncIterator[FakeEditor]:
     """A ``toolhost serve`` on ``root`` with a FakeEditor that declared ``flags``."""
-    client = FakeEditor(root)
-    env = server_env(root.parent / "toolhost-data")
-    await client.start_io(str(TOOLHOST), "serve", env=env, cwd=str(root))
-    try:
-        uri = root.as_uri()
-        await client.initialize_session(
-            types.InitializeParams(
-                capabilities=PLAIN,
-                root_uri=uri,
-                workspace_folders=[types.WorkspaceFolder(uri, root.name)],
-                initialization_options={"editor": flags or {}, **options},
-            )
-        )
+    async with serve_to(
+        FakeEditor(root), root, options={"editor": flags or {}, **options}
+    ) as client:
         yield client
-    finally:
-        await client.shutdown_session()
-        await client.stop()

@@ -17,7 +17,14 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcRequestCancelled
 
 import tests.wire.conftest as wire
-from tests.wire.conftest import PROMPTING, TOOLHOST, WireClient, connect, make_project, server_env
+from tests.wire.conftest import (
+    PROMPTING,
+    WireClient,
+    connect,
+    make_project,
+    run_toolhost,
+    spawn_stdio,
+)
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
 
@@ -275,15 +282,7 @@ async def test_always_settles_the_waiting_asks_it_covers(tmp_path: Path) -> None
 
 async def test_a_closed_connection_rejects_the_waiting_ask(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    proc = await asyncio.create_subprocess_exec(
-        str(TOOLHOST),
-        "serve",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        cwd=root,
-        env=server_env(tmp_path / "data"),
-    )
+    proc = await spawn_stdio(root, tmp_path / "data")
     assert proc.stdin is not None and proc.stdout is not None
     stdout = proc.stdout
 
@@ -328,14 +327,7 @@ def test_toolhost_run_rejects_unless_yes(tmp_path: Path) -> None:
     (root / "opencode.json").write_text('{"permission": {"bash": "ask"}}')
 
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(TOOLHOST), "run", "bash", json.dumps(bash("echo ran")), *extra],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=server_env(tmp_path / "data"),
-        )
+        return run_toolhost("run", "bash", json.dumps(bash("echo ran")), *extra, cwd=root)
 
     done = run()
     assert done.returncode == 1

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import json
-import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,7 @@ from lsprotocol import types
 
 import server
 from server.cli import is_loopback, parse_address
-from tests.wire.conftest import TOOLHOST, WireClient, make_project, server_env
+from tests.wire.conftest import WireClient, listening, make_project, run_toolhost
 
 
 @pytest.fixture
@@ -22,23 +20,12 @@ def root(tmp_path: Path) -> Path:
     return make_project(tmp_path)
 
 
-def toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(TOOLHOST), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=server_env(cwd.parent / "data"),
-    )
-
-
 def test_version_matches_the_distribution() -> None:
     assert server.__version__ == importlib.metadata.version("toolhost")
 
 
 def test_list_plain(root: Path) -> None:
-    done = toolhost("list", cwd=root)
+    done = run_toolhost("list", cwd=root)
     assert done.returncode == 0, done.stderr
     ids = [line.split()[0] for line in done.stdout.splitlines()]
     assert ids[:2] == ["bash", "read"]
@@ -49,7 +36,7 @@ def test_list_plain(root: Path) -> None:
 
 
 def test_list_json_is_the_tools_list_result(root: Path) -> None:
-    done = toolhost(
+    done = run_toolhost(
         "list", "--json", "--model", "openai/gpt-5", "--cwd", str(root), cwd=root.parent
     )
     assert done.returncode == 0, done.stderr
@@ -60,19 +47,19 @@ def test_list_json_is_the_tools_list_result(root: Path) -> None:
 
 
 def test_list_rejects_a_model_without_provider(root: Path) -> None:
-    done = toolhost("list", "--model", "gpt-5", cwd=root)
+    done = run_toolhost("list", "--model", "gpt-5", cwd=root)
     assert done.returncode == 2
     assert "PROVIDER/MODEL" in done.stderr
 
 
 def test_run_prints_the_output(root: Path) -> None:
-    done = toolhost("run", "read", '{"filePath": "notes.txt"}', cwd=root)
+    done = run_toolhost("run", "read", '{"filePath": "notes.txt"}', cwd=root)
     assert done.returncode == 0, done.stderr
     assert "2: beta" in done.stdout
 
 
 def test_run_json_prints_the_tool_result_and_exits_1_on_error(root: Path) -> None:
-    done = toolhost("run", "read", '{"filePath": "missing.txt"}', "--json", cwd=root)
+    done = run_toolhost("run", "read", '{"filePath": "missing.txt"}', "--json", cwd=root)
     assert done.returncode == 1
     result = json.loads(done.stdout)
     assert result["isError"] is True
@@ -85,26 +72,28 @@ def test_run_json_prints_the_tool_result_and_exits_1_on_error(root: Path) -> Non
     [("{filePath: x}", "not valid JSON"), ('["notes.txt"]', "must be a JSON object")],
 )
 def test_run_bad_arguments_exit_2(root: Path, args: str, message: str) -> None:
-    done = toolhost("run", "read", args, cwd=root)
+    done = run_toolhost("run", "read", args, cwd=root)
     assert done.returncode == 2
     assert message in done.stderr
     assert done.stdout == ""
 
 
 def test_run_rejects_an_ask_unless_yes(root: Path) -> None:
-    done = toolhost("run", "read", '{"filePath": ".env"}', cwd=root)
+    done = run_toolhost("run", "read", '{"filePath": ".env"}', cwd=root)
     assert done.returncode == 1
     assert "toolhost run --yes" in done.stderr
     assert "opencode.json" in done.stderr
     assert "secret" not in done.stdout + done.stderr
 
-    done = toolhost("run", "read", '{"filePath": ".env"}', "--yes", cwd=root)
+    done = run_toolhost("run", "read", '{"filePath": ".env"}', "--yes", cwd=root)
     assert done.returncode == 0, done.stderr
     assert "TOKEN=secret" in done.stdout
 
 
 def test_run_with_cwd(root: Path) -> None:
-    done = toolhost("run", "glob", '{"pattern": "**/*.py"}', "--cwd", str(root), cwd=root.parent)
+    done = run_toolhost(
+        "run", "glob", '{"pattern": "**/*.py"}', "--cwd", str(root), cwd=root.parent
+    )
     assert done.returncode == 0, done.stderr
     assert str(root / "src/pkg/core.py") in done.stdout
 
@@ -129,30 +118,15 @@ def test_loopback() -> None:
 
 
 def test_serve_rejects_a_bad_address(root: Path) -> None:
-    done = toolhost("serve", "--tcp", "127.0.0.1:port", cwd=root)
+    done = run_toolhost("serve", "--tcp", "127.0.0.1:port", cwd=root)
     assert done.returncode == 2
     assert "HOST:PORT" in done.stderr
 
 
 async def test_serve_over_tcp(root: Path, tmp_path: Path) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        str(TOOLHOST),
-        "serve",
-        "--tcp",
-        "127.0.0.1:0",
-        stderr=asyncio.subprocess.PIPE,
-        cwd=root,
-        env=server_env(tmp_path / "data"),
-    )
-    try:
-        assert proc.stderr is not None
-        found = None
-        while found is None:
-            line = await asyncio.wait_for(proc.stderr.readline(), 20)
-            assert line, "the server ended before listening"
-            found = re.search(rb"listening on 127\.0\.0\.1:(\d+)", line)
+    async with listening("--tcp", root, tmp_path / "data") as (proc, port):
         client = WireClient()
-        await client.start_tcp("127.0.0.1", int(found.group(1)))
+        await client.start_tcp("127.0.0.1", port)
         await client.initialize_session(
             types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=root.as_uri())
         )
@@ -161,7 +135,3 @@ async def test_serve_over_tcp(root: Path, tmp_path: Path) -> None:
         await client.shutdown_session()  # shutdown, then exit
         assert await asyncio.wait_for(proc.wait(), 20) == 0
         await client.stop()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()

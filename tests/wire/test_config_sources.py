@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,12 @@ import pytest
 from lsprotocol import types
 
 from server.watch import PollingWatcher
-from tests.wire.conftest import TOOLHOST, WireClient, connect, make_project, server_env
+from tests.wire.conftest import (
+    WireClient,
+    connect,
+    make_project,
+    run_toolhost,
+)
 
 ASKING = {"editor": {"permissionAsk": True}}
 # How long a change on disk may take to reach the client (the watcher polls every
@@ -139,7 +143,7 @@ async def test_the_agent_filters_the_catalogue(root: Path) -> None:
         assert not {"write", "edit", "todowrite"} & set(explore)  # explore denies them
         build = await client.tool_ids(agent="build")
         assert {"write", "edit", "todowrite"} <= set(build)
-    done = toolhost("list", "--agent", "explore", cwd=root)
+    done = run_toolhost("list", "--agent", "explore", cwd=root)
     assert "write" not in [line.split()[0] for line in done.stdout.splitlines()]
 
 
@@ -269,40 +273,29 @@ async def test_the_watcher_reports_one_change_per_burst(tmp_path: Path) -> None:
         watcher.stop()
 
 
-def toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(TOOLHOST), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=server_env(cwd.parent / "data"),
-    )
-
-
 def test_toolhost_list_and_run_read_the_config_files(root: Path) -> None:
     write(root / ".opencode" / "tools.yaml", 'tools:\n  - name: "grep"\n    enabled: false\n')
-    done = toolhost("list", "--json", "--cwd", str(root), cwd=root.parent)
+    done = run_toolhost("list", "--json", "--cwd", str(root), cwd=root.parent)
     assert done.returncode == 0, done.stderr
     listing = json.loads(done.stdout)
     assert "grep" not in [tool["id"] for tool in listing["tools"]]
     assert listing["problems"] == []
 
-    done = toolhost("run", "grep", '{"pattern": "alpha"}', cwd=root)
+    done = run_toolhost("run", "grep", '{"pattern": "alpha"}', cwd=root)
     assert done.returncode == 1
     assert "disabled" in done.stderr
 
 
 def test_toolhost_list_reports_a_broken_config_file(root: Path) -> None:
     broken = write(root / "opencode.json", '{"permission": {"bash": "sometimes"}}')
-    done = toolhost("list", cwd=root)
+    done = run_toolhost("list", cwd=root)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     [problem] = [line for line in lines if line.startswith("config not used:")]
     assert f"{broken}:1" in problem and "permission.bash" in problem
     assert any("ask first" in line for line in lines)
 
-    done = toolhost("list", "--json", cwd=root)
+    done = run_toolhost("list", "--json", cwd=root)
     [problem] = json.loads(done.stdout)["problems"]
     assert problem["kind"] == "config"
     assert problem["file"] == str(broken)
@@ -310,7 +303,7 @@ def test_toolhost_list_reports_a_broken_config_file(root: Path) -> None:
     assert problem["key"] == "permission.bash"
 
     # run reads the same files: a command asks (and is rejected headless).
-    done = toolhost("run", "bash", json.dumps(bash("echo hi")), cwd=root)
+    done = run_toolhost("run", "bash", json.dumps(bash("echo hi")), cwd=root)
     assert done.returncode == 1
     assert "config not used" in done.stderr
     assert "permission" in done.stderr

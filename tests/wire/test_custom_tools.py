@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import textwrap
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,26 +14,16 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
-from tests.wire.conftest import TOOLHOST, WireClient, connect, make_project, server_env
+from tests.custom_tool_helpers import GREET, write
+from tests.wire.conftest import (
+    WireClient,
+    connect,
+    make_project,
+    run_toolhost,
+)
 
 # The async tests share one server (module scope); the CLI test is synchronous.
 module_loop = pytest.mark.asyncio(loop_scope="module")
-
-# Exactly as our users' docs show it.
-GREET = """
-    import time
-
-    from pydantic import BaseModel, Field
-    from tools import tool
-
-    class Args(BaseModel):
-        name: str = Field(description="用户名字")
-
-    async def run(args, ctx):
-        return {"title": "问候", "output": f"你好，{args.name}！", "metadata": {"timestamp": time.time()}}
-
-    default = tool(description="返回问候语", args=Args, execute=run)
-"""  # noqa: E501
 
 MATH = """
     from pydantic import Field
@@ -77,12 +65,6 @@ def tool_source(description: str, output: str) -> str:
 
         default = tool(description={description!r}, execute=lambda args, ctx: {output!r})
     """
-
-
-def write(path: Path, source: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -222,21 +204,10 @@ async def test_hot_reload_add_change_remove(tmp_path: Path) -> None:
         assert await client.tool_ids() == before
 
 
-def toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(TOOLHOST), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=server_env(cwd.parent / "data"),
-    )
-
-
 def test_toolhost_list_shows_custom_tools_overrides_and_problems(root: Path) -> None:
     read = write(root / ".opencode" / "tools" / "read.py", tool_source("My own reader", "mine"))
     try:
-        done = toolhost("list", cwd=root)
+        done = run_toolhost("list", cwd=root)
         assert done.returncode == 0, done.stderr
         lines = done.stdout.splitlines()
         [read_line] = [line for line in lines if line.startswith("read ")]
@@ -247,7 +218,7 @@ def test_toolhost_list_shows_custom_tools_overrides_and_problems(root: Path) -> 
         [problem] = [line for line in lines if line.startswith("custom tool not loaded:")]
         assert "broken.py" in problem
 
-        done = toolhost("list", "--json", cwd=root)
+        done = run_toolhost("list", "--json", cwd=root)
         listing = json.loads(done.stdout)
         assert listing["overridden"] == ["read"]
         assert [p["file"] for p in listing["problems"]] == [
@@ -256,11 +227,11 @@ def test_toolhost_list_shows_custom_tools_overrides_and_problems(root: Path) -> 
         assert listing["problems"][0]["kind"] == "custom"
         assert "hello" in [tool["id"] for tool in listing["tools"]]  # the global dir
 
-        done = toolhost("run", "greet", '{"name": "世界"}', cwd=root)
+        done = run_toolhost("run", "greet", '{"name": "世界"}', cwd=root)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "你好，世界！"
         assert "broken.py" in done.stderr  # a warning, not the output
-        done = toolhost("run", "read", '{"filePath": "notes.txt"}', cwd=root)
+        done = run_toolhost("run", "read", '{"filePath": "notes.txt"}', cwd=root)
         assert done.stdout.strip() == "mine"
     finally:
         read.unlink()

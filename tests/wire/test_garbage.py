@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.wire.conftest import TOOLHOST, make_project, server_env
+from tests.wire.conftest import make_project, spawn_stdio
 
 TIMEOUT = 20
 
@@ -46,15 +46,7 @@ class RawServer:
 @pytest.fixture
 async def raw(tmp_path: Path):
     root = make_project(tmp_path)
-    proc = await asyncio.create_subprocess_exec(
-        str(TOOLHOST),
-        "serve",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        cwd=root,
-        env=server_env(tmp_path / "data"),
-    )
+    proc = await spawn_stdio(root, tmp_path / "data")
     yield RawServer(proc)
     if proc.returncode is None:
         proc.kill()

@@ -34,6 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tools import diagnostics
+from tools.builtin.edit import unencodable
 from tools.changes import DiagnosticsWatch, FileChange, PreparedChange, prepare
 from tools.context import ToolContext
 from tools.diff import (
@@ -253,11 +254,8 @@ def _check_encodable(path: Path, final: TextFile) -> None:
     try:
         final.encode(final.text)
     except UnicodeEncodeError as error:
-        bad = error.object[error.start : error.end]
         raise ToolError(
-            f"{VERIFY}{path} is encoded as {final.encoding}, which cannot represent {bad!r} "
-            f"(U+{ord(bad[0]):04X}) in the new text. Nothing was written. Use only characters "
-            f"that {final.encoding} can encode."
+            f"{VERIFY}{path} is encoded as {unencodable(error, final.encoding)}"
         ) from error
 
 

@@ -121,12 +121,18 @@ def _check_encodable(change: FileChange) -> None:
         change.encoded  # noqa: B018 - encoding is the check
     except UnicodeEncodeError as error:
         encoding = change.before.encoding if change.before else "utf-8"
-        bad = error.object[error.start : error.end]
         raise ToolError(
-            f"Cannot write {change.path}: it is encoded as {encoding}, which cannot represent "
-            f"{bad!r} (U+{ord(bad[0]):04X}) in the new text. Nothing was written. Use only "
-            f"characters that {encoding} can encode."
+            f"Cannot write {change.path}: it is encoded as {unencodable(error, encoding)}"
         ) from error
+
+
+def unencodable(error: UnicodeEncodeError, encoding: str) -> str:
+    """The end of an "is encoded as ..." error: which character, and what to do."""
+    bad = error.object[error.start : error.end]
+    return (
+        f"{encoding}, which cannot represent {bad!r} (U+{ord(bad[0]):04X}) in the new text. "
+        f"Nothing was written. Use only characters that {encoding} can encode."
+    )
 
 
 def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
