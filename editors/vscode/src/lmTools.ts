@@ -1,0 +1,110 @@
+/**
+ * The built-in tools as Language Model Tools, so Copilot's agent mode (or any
+ * chat participant) can call them. package.json's `languageModelTools` is
+ * generated from `toolhost list --json` at build time (scripts/generate-tools.mjs);
+ * here each contributed tool is registered to run `tools/execute`, with a
+ * progress message and, for tools that change things or reach the network, a
+ * confirmation that shows what will run.
+ */
+import * as vscode from 'vscode';
+import { ToolhostApi } from './api';
+import { errorText, traceInfo } from './common/logging';
+import { ContributedTool } from './trust';
+
+type Input = Record<string, unknown>;
+
+export function registerLanguageModelTools(
+  api: ToolhostApi,
+  tools: readonly ContributedTool[],
+): vscode.Disposable[] {
+  if (typeof vscode.lm?.registerTool !== 'function') {
+    traceInfo('This VS Code has no Language Model Tools API; the tools are not contributed to chat.');
+    return [];
+  }
+  return tools.map((tool) =>
+    vscode.lm.registerTool<Input>(tool.name, {
+      prepareInvocation: (options) => prepare(tool, options.input ?? {}),
+      invoke: (options, token) => invoke(api, tool, options.input ?? {}, token),
+    }),
+  );
+}
+
+export async function invoke(
+  api: ToolhostApi,
+  tool: ContributedTool,
+  input: Input,
+  token?: vscode.CancellationToken,
+): Promise<vscode.LanguageModelToolResult> {
+  let text: string;
+  try {
+    const result = await api.executeTool(tool.id, input, { token });
+    const files = (result.attachments ?? []).map((a) => `[attachment: ${a.filename ?? 'file'} (${a.mime})]`);
+    text = [result.output, ...files].join('\n');
+  } catch (error) {
+    if (error instanceof vscode.CancellationError) {
+      throw error;
+    }
+    text = `toolhost could not run ${tool.id}: ${errorText(error)}`;
+  }
+  return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+}
+
+export function prepare(tool: ContributedTool, input: Input): vscode.PreparedToolInvocation {
+  const prepared: vscode.PreparedToolInvocation = { invocationMessage: invocationMessage(tool.id, input) };
+  if (!tool.readOnly || tool.openWorld) {
+    prepared.confirmationMessages = {
+      title: `Allow toolhost to run ${tool.id}?`,
+      message: new vscode.MarkdownString(confirmationText(tool.id, input)),
+    };
+  }
+  return prepared;
+}
+
+function str(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+export function invocationMessage(id: string, input: Input): string {
+  const file = str(input.filePath);
+  switch (id) {
+    case 'read':
+      return `Reading ${file}`;
+    case 'write':
+      return `Writing ${file}`;
+    case 'edit':
+    case 'multiedit':
+      return `Editing ${file}`;
+    case 'glob':
+      return `Finding files matching ${str(input.pattern)}`;
+    case 'grep':
+      return `Searching for ${str(input.pattern)}`;
+    case 'list':
+      return `Listing ${str(input.path) || 'the project'}`;
+    case 'bash':
+      return `Running: ${str(input.description) || str(input.command)}`;
+    case 'webfetch':
+      return `Fetching ${str(input.url)}`;
+    case 'todowrite':
+      return 'Updating the task list';
+    case 'todoread':
+      return 'Reading the task list';
+    case 'skill':
+      return `Loading the skill ${str(input.name)}`;
+    case 'apply_patch':
+      return 'Applying a patch';
+    default:
+      return `Running ${id}`;
+  }
+}
+
+function confirmationText(id: string, input: Input): string {
+  if (id === 'bash') {
+    const why = str(input.description);
+    return `${why ? `${why}\n\n` : ''}\`\`\`sh\n${str(input.command)}\n\`\`\``;
+  }
+  if (id === 'webfetch') {
+    return `Fetch ${str(input.url)}`;
+  }
+  const json = JSON.stringify(input, null, 2);
+  return '```json\n' + (json.length > 2000 ? `${json.slice(0, 2000)}\n…` : json) + '\n```';
+}

@@ -1,0 +1,58 @@
+/** The wire shapes of PROTOCOL.md that the extension reads or returns. */
+
+export interface ModelRef {
+  providerID: string;
+  modelID: string;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** One entry of `tools/list`. */
+export interface ToolInfo {
+  id: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  kind: string;
+  annotations: ToolAnnotations;
+}
+
+export interface ToolAttachment {
+  type: 'file';
+  mime: string;
+  url: string;
+  filename?: string;
+}
+
+/** The result of `tools/execute`. */
+export interface ToolResult {
+  title: string;
+  output: string;
+  metadata: Record<string, unknown>;
+  attachments?: ToolAttachment[];
+  isError: boolean;
+}
+
+/** `permission/ask` params. */
+export interface PermissionAsk {
+  sessionID: string;
+  callID: string;
+  messageID?: string;
+  tool: string;
+  permission: string;
+  patterns: string[];
+  always?: string[];
+  title: string;
+  metadata: Record<string, unknown>;
+}
+
+export type PermissionReplyKind = 'once' | 'always' | 'reject';
+
+export interface PermissionReply {
+  reply: PermissionReplyKind;
+  message?: string;
+}

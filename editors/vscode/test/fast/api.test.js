@@ -1,0 +1,117 @@
+// The exported API against the real sidecar: activation, initialize, listTools,
+// executeTool (an unsaved buffer, tool errors, cancellation), progress and status.
+'use strict';
+const { after, before, test } = require('node:test');
+const assert = require('node:assert/strict');
+const { activate, initializeParams, stub, vscode, waitFor } = require('./harness');
+
+let s;
+before(async () => {
+  s = await activate({
+    files: { 'notes.txt': 'on disk\n' },
+    settings: { 'toolhost.trace.server': 'verbose', 'toolhost.diagnostics.waitMs': 1234 },
+  });
+});
+after(() => s.dispose());
+
+test('initialize advertises exactly the requests the extension answers', () => {
+  const params = initializeParams();
+  assert.deepEqual(params.initializationOptions.editor, {
+    permissionAsk: true,
+    applyEdit: true,
+    openDocument: true,
+    diagnostics: true,
+    lsp: true,
+  });
+  assert.deepEqual(params.initializationOptions.diagnostics, { waitMs: 1234 });
+  assert.deepEqual(params.initializationOptions.config, {});
+  assert.equal(params.rootUri, s.uri('').toString().replace(/\/$/, ''));
+});
+
+test('listTools returns the catalogue, including lsp for an editor that answers editor/lsp', async () => {
+  const tools = await s.api.listTools();
+  const ids = tools.map((t) => t.id);
+  for (const id of ['read', 'edit', 'write', 'bash', 'grep', 'glob', 'lsp']) {
+    assert.ok(ids.includes(id), `${id} missing from ${ids}`);
+  }
+  const read = tools.find((t) => t.id === 'read');
+  assert.equal(read.kind, 'read');
+  assert.equal(read.annotations.readOnlyHint, true);
+  assert.equal(read.parameters.type, 'object');
+  assert.ok(read.parameters.required.includes('filePath'));
+});
+
+test('the status item shows the sidecar as ready with its tool count', async () => {
+  const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
+  await waitFor(() => /ready · \d+ tools/.test(item.detail), 'a tool count in the status item');
+  assert.equal(item.text, '$(tools) toolhost');
+  assert.equal(item.command.command, 'toolhost.showLog');
+});
+
+test('read serves the unsaved editor buffer, not the disk', async () => {
+  await stub.type(s.file('notes.txt'), [
+    new vscode.TextEdit(new vscode.Range(0, 0, 0, 0), 'typed, not saved\n'),
+  ]);
+  const result = await s.api.executeTool('read', { filePath: 'notes.txt' });
+  assert.equal(result.isError, false);
+  assert.match(result.output, /1: typed, not saved\n2: on disk/);
+  assert.equal(s.read('notes.txt'), 'on disk\n');
+});
+
+test('a tool failure is a result with isError and a kind, not a rejection', async () => {
+  const missing = await s.api.executeTool('read', { filePath: 'nope.txt' });
+  assert.equal(missing.isError, true);
+  assert.equal(missing.metadata.error, 'not_found');
+  const invalid = await s.api.executeTool('read', { offset: 'x' });
+  assert.equal(invalid.isError, true);
+  assert.equal(invalid.metadata.error, 'invalid_arguments');
+  const unknown = await s.api.executeTool('no_such_tool', {});
+  assert.equal(unknown.metadata.error, 'unknown_tool');
+});
+
+test('executeTool rejects arguments that are not an object before sending anything', async () => {
+  await assert.rejects(s.api.executeTool('read', ['a']), /args must be an object/);
+  await assert.rejects(s.api.executeTool('', {}), /tool must be a tool id/);
+});
+
+test('a running call shows progress, fed by tools/update, and ends with the call', async () => {
+  const command = 'for i in 1 2 3 4; do echo "step $i"; sleep 0.4; done';
+  const result = await s.api.executeTool('bash', { command, description: 'Counts to four' });
+  assert.equal(result.isError, false, result.output);
+  const progress = stub.recorded.progress.find((p) => p.options.title === 'toolhost: bash');
+  assert.ok(progress, 'no window.withProgress for the bash call');
+  assert.equal(progress.options.location, vscode.ProgressLocation.Window);
+  assert.ok(
+    progress.reports.some((r) => /step \d/.test(r.message)),
+    `no output in the progress reports: ${JSON.stringify(progress.reports)}`,
+  );
+  await waitFor(() => progress.done, 'the progress to end');
+});
+
+test('cancelling the token cancels the call and rejects with CancellationError', async () => {
+  const source = new vscode.CancellationTokenSource();
+  const started = Date.now();
+  const call = s.api.executeTool(
+    'bash',
+    { command: 'sleep 30', description: 'Sleeps' },
+    { token: source.token },
+  );
+  setTimeout(() => source.cancel(), 500);
+  await assert.rejects(call, (error) => error instanceof vscode.CancellationError);
+  assert.ok(Date.now() - started < 10000, 'the cancelled call kept running');
+  const after = await s.api.executeTool('read', { filePath: 'notes.txt' });
+  assert.equal(after.isError, false, 'the sidecar should keep serving after a cancel');
+});
+
+test('sessionID and callID pass through to the sidecar', async () => {
+  const result = await s.api.executeTool(
+    'todowrite',
+    { todos: [{ content: 'ship it', status: 'pending', priority: 'high', id: '1' }] },
+    { sessionID: 'ses_api_test', callID: 'call_api_test' },
+  );
+  assert.equal(result.isError, false, result.output);
+  const read = await s.api.executeTool('todoread', {}, { sessionID: 'ses_api_test' });
+  assert.match(read.output, /ship it/);
+  const other = await s.api.executeTool('todoread', {}, { sessionID: 'ses_other' });
+  assert.doesNotMatch(other.output, /ship it/);
+});

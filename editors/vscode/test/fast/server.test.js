@@ -1,0 +1,140 @@
+// Finding and starting the sidecar: toolhost.serverCommand, the selected Python
+// environment, PATH, and the private environment installed from the bundled wheel;
+// a command that fails; restarts.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { spawnSync } = require('child_process');
+const { afterEach, test } = require('node:test');
+const assert = require('node:assert/strict');
+const { activate, stub, vscode, waitFor, VENV_BIN } = require('./harness');
+
+const EXTENSION_ROOT = path.resolve(__dirname, '..', '..');
+const ORIGINAL_PATH = process.env.PATH;
+let s;
+
+/** PATH without any folder that holds a `toolhost`. */
+function pathWithoutToolhost() {
+  return ORIGINAL_PATH.split(path.delimiter)
+    .filter((dir) => dir && !fs.existsSync(path.join(dir, 'toolhost')))
+    .join(path.delimiter);
+}
+
+function started() {
+  return stub.recorded.log.filter((line) => line.startsWith('Starting the sidecar'));
+}
+
+afterEach(async () => {
+  process.env.PATH = ORIGINAL_PATH;
+  stub.extensionsById.delete('ms-python.python');
+  if (s) await s.dispose();
+  s = undefined;
+  stub.reset();
+});
+
+test('toolhost on PATH is found when no serverCommand is set', async () => {
+  process.env.PATH = `${VENV_BIN}${path.delimiter}${pathWithoutToolhost()}`;
+  s = await activate({ settings: { 'toolhost.serverCommand': undefined } });
+  assert.match(started()[0], /\(PATH\): .*\.venv\/bin\/toolhost serve --stdio$/);
+});
+
+test("the toolhost beside the Python extension's selected interpreter comes first", async () => {
+  process.env.PATH = pathWithoutToolhost();
+  const python = path.join(VENV_BIN, 'python');
+  stub.extensionsById.set('ms-python.python', {
+    id: 'ms-python.python',
+    isActive: true,
+    exports: {
+      environments: {
+        getActiveEnvironmentPath: () => ({ path: python }),
+        resolveEnvironment: async () => ({ executable: { uri: vscode.Uri.file(python) } }),
+        onDidChangeActiveEnvironmentPath: new vscode.EventEmitter().event,
+      },
+    },
+  });
+  s = await activate({ settings: { 'toolhost.serverCommand': undefined } });
+  assert.match(started()[0], /\(interpreter\): .*\.venv\/bin\/toolhost serve/);
+});
+
+test('a command that cannot start is reported, and calls say why', async () => {
+  s = await activate({
+    settings: { 'toolhost.serverCommand': ['/nonexistent/toolhost', 'serve'] },
+    start: false,
+  });
+  await assert.rejects(s.api.listTools(), /\/nonexistent\/toolhost serve\) did not start/);
+  const item = stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1);
+  assert.equal(item.detail, 'failed to start');
+  assert.equal(item.severity, vscode.LanguageStatusSeverity.Error);
+});
+
+test('Toolhost: Restart starts a new sidecar; a changed setting restarts it too', async () => {
+  s = await activate();
+  assert.equal(started().length, 1);
+  await vscode.commands.executeCommand('toolhost.restart');
+  assert.equal(started().length, 2);
+  assert.ok((await s.api.listTools()).length > 0);
+  stub.setSetting('toolhost.diagnostics.waitMs', 500);
+  await waitFor(() => started().length === 3, 'a restart after toolhost.diagnostics.waitMs changed');
+  stub.setSetting('toolhost.diagnostics.waitMs', undefined);
+  await waitFor(() => started().length === 4, 'a restart after the setting was reset');
+  assert.ok((await s.api.listTools()).length > 0);
+});
+
+test('a sidecar that exits is started again, and the next call works', async () => {
+  s = await activate();
+  // The command's shell is the sidecar's child: $PPID is the sidecar.
+  await assert.rejects(
+    s.api.executeTool('bash', { command: 'kill -9 $PPID', description: 'Ends the sidecar' }),
+  );
+  const tools = await waitFor(
+    () => s.api.listTools().catch(() => undefined),
+    'a working sidecar again',
+    30000,
+  );
+  assert.ok(tools.some((t) => t.id === 'read'));
+  const read = await s.api.executeTool('read', { filePath: '.' });
+  assert.equal(read.isError, false, read.output);
+});
+
+test('no toolhost anywhere: one click installs the bundled wheel into a private venv', async () => {
+  if (
+    !fs
+      .readdirSync(path.join(EXTENSION_ROOT, 'bundled'), { withFileTypes: true })
+      .some((e) => e.name.endsWith('.whl'))
+  ) {
+    const built = spawnSync(process.execPath, [path.join(EXTENSION_ROOT, 'scripts', 'build-wheel.mjs')], {
+      encoding: 'utf8',
+    });
+    assert.equal(built.status, 0, built.stderr);
+  }
+  process.env.PATH = pathWithoutToolhost();
+  const answered = [];
+  stub.answers.message = (message, items) => {
+    answered.push({ message, items });
+    return items.includes('Install toolhost') ? 'Install toolhost' : undefined;
+  };
+  s = await activate({ settings: { 'toolhost.serverCommand': undefined }, start: false });
+  const storage = s.context.globalStorageUri.fsPath;
+  await waitFor(
+    () => started().some((l) => l.includes('(private environment)')),
+    'the installed sidecar to start',
+    240000,
+  );
+  assert.match(answered[0].message, /no `toolhost` command was found/);
+  assert.deepEqual(answered[0].items, ['Install toolhost', 'Open Settings']);
+  assert.ok(stub.recorded.progress.some((p) => p.options.title === 'toolhost: installing'));
+  assert.ok(fs.existsSync(path.join(storage, 'venv', 'bin', 'toolhost')));
+  assert.ok((await s.api.listTools()).some((t) => t.id === 'read'));
+
+  // Next time the private environment is found without asking.
+  await s.extension.deactivate();
+  for (const d of s.context.subscriptions.splice(0)) d.dispose();
+  stub.reset();
+  const again = await activate({ settings: { 'toolhost.serverCommand': undefined }, storage });
+  try {
+    assert.match(started()[0], /\(private environment\)/);
+    assert.equal(stub.recorded.messages.length, 0);
+  } finally {
+    await again.dispose();
+  }
+});

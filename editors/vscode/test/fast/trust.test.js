@@ -1,0 +1,116 @@
+// Restricted Mode: an untrusted workspace gets only read-only tools, and only the
+// user's own settings decide what runs.
+'use strict';
+const fs = require('fs');
+const { after, before, test } = require('node:test');
+const assert = require('node:assert/strict');
+const { activate, initializeParams, stub, toolhostScript, waitFor } = require('./harness');
+
+let s;
+before(async () => {
+  s = await activate({
+    trusted: false,
+    files: { 'a.txt': 'hello\n' },
+    settings: { 'toolhost.trace.server': 'verbose' },
+  });
+});
+after(() => s.dispose());
+
+test('the sidecar starts with every non-read-only built-in switched off', () => {
+  const { config } = initializeParams().initializationOptions;
+  for (const id of ['bash', 'edit', 'write', 'multiedit', 'apply_patch', 'todowrite']) {
+    assert.equal(config.tools[id], false, `${id} should be off in Restricted Mode`);
+  }
+  for (const id of ['read', 'grep', 'glob', 'list']) {
+    assert.equal(config.tools[id], undefined, `${id} should stay on`);
+  }
+  assert.deepEqual(config.permission, { external_directory: 'deny' });
+});
+
+test('only read-only tools are offered', async () => {
+  const tools = await s.api.listTools();
+  assert.ok(tools.length > 0);
+  assert.ok(
+    tools.every((t) => t.annotations.readOnlyHint === true),
+    tools.map((t) => t.id).join(),
+  );
+  assert.ok(tools.some((t) => t.id === 'read'));
+  const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
+  assert.match(item.detail, /read-only \(Restricted Mode\)/);
+});
+
+test('a tool that changes things is refused with a result the model can read', async () => {
+  for (const [tool, args] of [
+    ['write', { filePath: 'b.txt', content: 'x' }],
+    ['bash', { command: 'touch c.txt', description: 'Creates a file' }],
+  ]) {
+    const result = await s.api.executeTool(tool, args);
+    assert.equal(result.isError, true);
+    assert.equal(result.metadata.error, 'permission_denied');
+    assert.match(result.output, /not trusted \(Restricted Mode\)/);
+  }
+  assert.ok(!fs.existsSync(s.file('b.txt')) && !fs.existsSync(s.file('c.txt')));
+  const read = await s.api.executeTool('read', { filePath: 'a.txt' });
+  assert.equal(read.isError, false);
+});
+
+test("a workspace's serverCommand is ignored while untrusted", async () => {
+  stub.setSetting('toolhost.serverCommand', ['/nonexistent/evil'], 'workspace');
+  stub.setSetting('toolhost.serverCommand', [toolhostScript(), 'serve']);
+  await waitFor(
+    () => stub.recorded.log.filter((l) => l.includes('Starting the sidecar')).length >= 2,
+    'a restart',
+  );
+  const tools = await s.api.listTools();
+  assert.ok(tools.some((t) => t.id === 'read'));
+  assert.ok(!stub.recorded.log.some((l) => l.includes('/nonexistent/evil')));
+});
+
+test('granting trust restarts the sidecar with every tool', async () => {
+  stub.setSetting('toolhost.serverCommand', undefined, 'workspace');
+  stub.trust.isTrusted = true;
+  stub.emitters.trust.fire();
+  const tools = await waitFor(async () => {
+    const list = await s.api.listTools().catch(() => []);
+    return list.some((t) => t.id === 'edit') && list;
+  }, 'edit to be offered after trust was granted');
+  assert.ok(tools.some((t) => t.id === 'bash'));
+});
+
+test('a folder with its own tool code does not start the sidecar until trusted', async () => {
+  await s.dispose();
+  stub.reset();
+  // A custom tool file runs when the sidecar loads it: it must not load untrusted.
+  const evil = "open('RAN', 'w').write('custom tool code ran')\n";
+  s = await activate({
+    trusted: false,
+    start: false,
+    files: { '.opencode/tools/evil.py': evil, 'a.txt': 'x\n' },
+  });
+  await assert.rejects(
+    s.api.listTools(),
+    /not trusted \(Restricted Mode\) and has its own tool code \(\.opencode\/tools\/evil\.py\)/,
+  );
+  const item = stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1);
+  assert.equal(item.detail, 'off in Restricted Mode');
+  assert.ok(!fs.existsSync(s.file('RAN')));
+  assert.ok(!stub.recorded.log.some((l) => l.startsWith('Starting the sidecar')));
+});
+
+test('a tool file that appears in an untrusted folder stops the sidecar', async () => {
+  await s.dispose();
+  stub.reset();
+  s = await activate({ trusted: false, files: { 'a.txt': 'x\n' } });
+  assert.ok((await s.api.listTools()).length > 0);
+  const watcher = stub.watchers.find((w) => w.pattern.pattern === '.opencode/{tool,tools}/*.{py,js,ts}');
+  assert.ok(watcher, 'no watcher on the custom tool folders');
+  fs.mkdirSync(s.file('.opencode/tools'), { recursive: true });
+  fs.writeFileSync(s.file('.opencode/tools/late.py'), '# arrived later\n');
+  watcher.created.fire(s.uri('.opencode/tools/late.py'));
+  await waitFor(
+    () =>
+      stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1).detail === 'off in Restricted Mode',
+    'the sidecar to stop',
+  );
+  await assert.rejects(s.api.listTools(), /has its own tool code/);
+});

@@ -1,0 +1,62 @@
+"""Shared by the two VS Code tiers: where the extension lives, and its npm install."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+EXTENSION = ROOT / "editors" / "vscode"
+# The console script of the toolhost under test: the one beside this interpreter.
+TOOLHOST = Path(sys.executable).with_name("toolhost")
+
+
+def require_node() -> None:
+    """Skip when Node.js or npm is missing (the only reason these tiers may skip)."""
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"the VS Code extension tests need {' and '.join(missing)} on PATH")
+
+
+def run(
+    args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def node_env() -> dict[str, str]:
+    return {
+        "TOOLHOST": str(TOOLHOST),
+        "TOOLHOST_PYTHON": sys.executable,
+        "npm_config_update_notifier": "false",
+        "npm_config_fund": "false",
+        "npm_config_audit": "false",
+    }
+
+
+def ensure_node_modules() -> None:
+    """``npm ci`` when node_modules is missing or older than package-lock.json."""
+    lock = EXTENSION / "package-lock.json"
+    installed = EXTENSION / "node_modules" / ".package-lock.json"
+    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
+        return
+    done = run(["npm", "ci", "--no-audit", "--no-fund"], EXTENSION, 600, node_env())
+    assert done.returncode == 0, f"npm ci failed in {EXTENSION}:\n{done.stdout}\n{done.stderr}"
+
+
+def output_of(done: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"

@@ -1,0 +1,394 @@
+"""The VS Code extension in a real VS Code: code-server's workbench, driven by Chromium.
+
+``@vscode/test-electron`` cannot download VS Code here, so the tier runs code-server
+4.100.3 (VS Code 1.100.3, the newest that runs on Node 20), installed once into a
+cache outside the repository (``$XDG_CACHE_HOME/toolhost-e2e``, else
+``~/.cache/toolhost-e2e``). The extension is packaged with ``npm run package`` and
+installed from the ``.vsix`` with ``--install-extension``, beside a test-only helper
+extension (``e2e/helper``) that calls toolhost's exported API; Debian's chromium,
+driven by playwright-core (``e2e/drive.js``), clicks the permission notifications and
+presses Ctrl+Z as a user would.
+
+Skipped only where chromium or npm is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.vscode.support import (
+    EXTENSION,
+    ROOT,
+    TOOLHOST,
+    ensure_node_modules,
+    node_env,
+    output_of,
+    require_node,
+    run,
+)
+
+HERE = Path(__file__).resolve().parent
+E2E = HERE / "e2e"
+CODE_SERVER_VERSION = "4.100.3"
+
+WORKSPACE = {
+    "notes.txt": "saved line\n",
+    "app.txt": "hello\nsecond line\n",
+    "keep.txt": "keep me as I am\n",
+    "config.json": '{"name": "ok"}\n',
+}
+
+USER_SETTINGS = {
+    "security.workspace.trust.enabled": False,
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": False,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "files.autoSave": "off",
+    "editor.formatOnSave": False,
+    "files.insertFinalNewline": False,
+    "files.trimTrailingWhitespace": False,
+    # Every edit asks, so the test sees the diff and the notification.
+    "toolhost.config": {"permission": {"edit": "ask"}},
+    "toolhost.diagnostics.waitMs": 5000,
+}
+
+
+def chromium() -> str | None:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    return found or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "toolhost-e2e" / f"code-server-{CODE_SERVER_VERSION}"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Scenario:
+    steps: dict[str, dict[str, Any]]
+    driver: dict[str, Any]
+    workspace: Path
+    shots: Path
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def step(self, name: str) -> dict[str, Any]:
+        step = self.steps.get(name)
+        assert step is not None, f"the helper never reported step {name!r}: {self.describe()}"
+        assert step["ok"], f"step {name!r} failed in the extension host:\n{step.get('error')}"
+        return step
+
+    def user(self, expect_id: str) -> dict[str, Any]:
+        seen = self.driver.get("steps", {}).get(expect_id)
+        assert seen is not None, f"the driver never did {expect_id!r}: {self.describe()}"
+        assert "error" not in seen, (
+            f"the driver failed at {expect_id!r}: {seen['error']} (screenshots in {self.shots})"
+        )
+        return seen
+
+    def describe(self) -> str:
+        return json.dumps({"steps": self.steps, "driver": self.driver}, indent=1)[:6000]
+
+
+def install_code_server(timings: dict[str, float]) -> Path:
+    started = time.monotonic()
+    target = cache_dir()
+    done = run(["bash", str(E2E / "install-code-server.sh"), str(target)], HERE, 900)
+    assert done.returncode == 0, f"installing code-server into {target} failed:\n{output_of(done)}"
+    timings["install code-server (cached after the first run)"] = time.monotonic() - started
+    return target
+
+
+# What `npm run package` needs from editors/vscode; node_modules is linked, not copied.
+PACKAGE_SOURCES = (
+    "src",
+    "scripts",
+    "package.json",
+    "package-lock.json",
+    "tsconfig.json",
+    ".vscodeignore",
+    "LICENSE",
+    "README.md",
+)
+
+
+def package(tmp: Path, timings: dict[str, float]) -> tuple[Path, Path]:
+    """The .vsix, packaged from a copy so that the build leaves the checkout as it was."""
+    started = time.monotonic()
+    ensure_node_modules()
+    source = tmp / "extension-source"
+    source.mkdir()
+    for name in PACKAGE_SOURCES:
+        copy = shutil.copytree if (EXTENSION / name).is_dir() else shutil.copy2
+        copy(EXTENSION / name, source / name)
+    (source / "node_modules").symlink_to(EXTENSION / "node_modules")
+    vsix = tmp / "toolhost.vsix"
+    env = {**node_env(), "TOOLHOST_REPO": str(ROOT)}
+    done = run(["npm", "run", "package", "--", "-o", str(vsix)], source, 600, env)
+    assert done.returncode == 0 and vsix.exists(), f"npm run package failed:\n{output_of(done)}"
+    helper = tmp / "e2e-helper.vsix"
+    vsce = EXTENSION / "node_modules" / ".bin" / "vsce"
+    args = [str(vsce), "package", "--allow-missing-repository", "-o", str(helper)]
+    done = run(args, E2E / "helper", 300)
+    assert done.returncode == 0, f"packaging the helper extension failed:\n{output_of(done)}"
+    timings["npm run package (+ helper)"] = time.monotonic() - started
+    return vsix, helper
+
+
+@dataclass
+class Layout:
+    """The folders and files of one run, all under the test's temporary folder."""
+
+    tmp: Path
+
+    def __post_init__(self) -> None:
+        self.workspace = self.tmp / "ws"
+        self.user_data = self.tmp / "user-data"
+        self.extensions = self.tmp / "extensions"
+        self.shots = self.tmp / "screenshots"
+        self.marker = self.tmp / "marker.jsonl"
+        self.control = self.tmp / "control.jsonl"
+
+    def create(self) -> None:
+        for folder in (self.workspace, self.user_data / "User", self.extensions, self.shots):
+            folder.mkdir(parents=True)
+        for name, text in WORKSPACE.items():
+            (self.workspace / name).write_text(text)
+        # code-server's extension host takes PATH from the login shell, not from this
+        # process, so the sidecar is named explicitly (the fast tier covers PATH lookup).
+        settings = {**USER_SETTINGS, "toolhost.serverCommand": [str(TOOLHOST), "serve"]}
+        (self.user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=1))
+
+    def env(self) -> dict[str, str]:
+        xdg = self.tmp / "xdg"  # code-server writes into the home directory otherwise
+        return {
+            **os.environ,
+            "XDG_CONFIG_HOME": str(xdg / "config"),
+            "XDG_DATA_HOME": str(xdg / "data"),
+            "XDG_CACHE_HOME": str(xdg / "cache"),
+            "XDG_STATE_HOME": str(xdg / "state"),
+            "OPENCODE_CONFIG_DIR": str(self.tmp / "opencode-config"),
+            "TOOLHOST_DATA_DIR": str(self.tmp / "toolhost-data"),
+            "TOOLHOST_E2E_MARKER": str(self.marker),
+            "TOOLHOST_E2E_CONTROL": str(self.control),
+        }
+
+    def dirs(self) -> list[str]:
+        return ["--user-data-dir", str(self.user_data), "--extensions-dir", str(self.extensions)]
+
+    def steps(self) -> dict[str, dict[str, Any]]:
+        text = self.marker.read_text() if self.marker.exists() else ""
+        events = [json.loads(line) for line in text.splitlines()]
+        return {e["name"]: e for e in events if e.get("event") == "step"}
+
+
+def install_extensions(code_server: Path, layout: Layout, packages: tuple[Path, ...]) -> None:
+    binary = code_server / "node_modules" / ".bin" / "code-server"
+    for package_file in packages:
+        args = [str(binary), *layout.dirs(), "--install-extension", str(package_file)]
+        done = subprocess.run(
+            args, env=layout.env(), capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, f"installing {package_file.name} failed:\n{output_of(done)}"
+
+
+def launch(code_server: Path, layout: Layout, port: int) -> subprocess.Popen[bytes]:
+    binary = code_server / "node_modules" / ".bin" / "code-server"
+    flags = ["--auth", "none", "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry"]
+    flags += ["--disable-update-check", "--disable-workspace-trust"]
+    flags += ["--disable-getting-started-override"]
+    with (layout.tmp / "code-server.log").open("w") as log:
+        server = subprocess.Popen(
+            [str(binary), *flags, *layout.dirs(), str(layout.workspace)],
+            env=layout.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: the sidecar ends with it
+        )
+    wait_healthy(port, server)
+    return server
+
+
+def run_driver(code_server: Path, layout: Layout, port: int) -> dict[str, Any]:
+    url = f"http://127.0.0.1:{port}/?folder={layout.workspace}"
+    args = [str(E2E / "drive.js"), url, str(layout.marker), str(layout.control), str(layout.shots)]
+    env = {
+        **layout.env(),
+        "NODE_PATH": str(code_server / "pw" / "node_modules"),
+        "CHROMIUM": chromium() or "",
+    }
+    done = subprocess.run(
+        ["node", *args], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    lines = done.stdout.strip().splitlines()
+    try:
+        seen = json.loads(lines[-1]) if lines else {}
+    except ValueError:
+        seen = {}
+    assert seen, f"the browser driver printed nothing usable:\n{output_of(done)}"
+    return seen
+
+
+def drive(
+    code_server: Path, packages: tuple[Path, ...], tmp: Path, timings: dict[str, float]
+) -> Scenario:
+    layout = Layout(tmp)
+    layout.create()
+    started = time.monotonic()
+    install_extensions(code_server, layout, packages)
+    timings["install the .vsix files"] = time.monotonic() - started
+    port = free_port()
+    started = time.monotonic()
+    server = launch(code_server, layout, port)
+    try:
+        seen = run_driver(code_server, layout, port)
+    finally:
+        end_group(server)
+    timings["scenario in the browser"] = time.monotonic() - started
+    return Scenario(layout.steps(), seen, layout.workspace, layout.shots, timings)
+
+
+def wait_healthy(port: int, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError("code-server exited at start; see code-server.log")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    end_group(server)
+    raise AssertionError("code-server did not answer /healthz within 60 s")
+
+
+def end_group(server: subprocess.Popen[bytes]) -> None:
+    """Ends code-server and everything it started (its own process group), by id."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, sig)
+        try:
+            server.wait(timeout=10)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
+    require_node()
+    if chromium() is None:
+        pytest.skip("the real-VS-Code tier needs Debian's chromium (apt-get install chromium)")
+    tmp = tmp_path_factory.mktemp("vscode-e2e")
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+    code_server = install_code_server(timings)
+    vsix, helper = package(tmp, timings)
+    result = drive(code_server, (vsix, helper), tmp, timings)
+    timings["total"] = time.monotonic() - started
+    print("\nVS Code e2e timings (s): " + ", ".join(f"{k}: {v:.1f}" for k, v in timings.items()))
+    return result
+
+
+def test_extension_activates_and_starts_the_sidecar(scenario: Scenario) -> None:
+    step = scenario.step("activate")
+    assert {"listTools", "executeTool"} <= set(step["exports"])
+    assert {"read", "edit", "write", "bash", "lsp"} <= set(step["tools"])
+
+
+def test_the_tools_are_language_model_tools_that_run_through_the_sidecar(
+    scenario: Scenario,
+) -> None:
+    step = scenario.step("language-model-tools")
+    assert {"toolhost_read", "toolhost_edit", "toolhost_bash"} <= set(step["names"])
+    assert "1: keep me as I am" in step["text"]
+
+
+def test_a_read_through_the_api_serves_the_unsaved_buffer(scenario: Scenario) -> None:
+    step = scenario.step("read-unsaved")
+    assert step["dirty"] is True
+    assert not step["isError"], step["output"]
+    assert "1: typed but not saved\n2: saved line" in step["output"]
+    assert step["disk"] == "saved line\n"
+
+
+def test_allow_shows_the_diff_and_applies_the_edit_through_vscode(scenario: Scenario) -> None:
+    user = scenario.user("allow-edit")
+    assert user["diffTab"], "the proposed change was not open in a diff editor"
+    assert user["diffEditorVisible"]
+    assert "hello world" in user["diffModified"]
+    assert "toolhost: Edit app.txt" in user["notification"]
+    assert [b.strip() for b in user["buttons"]] == [
+        "Allow once",
+        "Always allow (edit *)",
+        "Reject",
+        "Reject with feedback…",
+    ]
+    assert user["diffClosed"], "the diff editor stayed open after the answer"
+    step = scenario.step("edit-allow")
+    assert not step["isError"], step["output"]
+    assert step["after"] == {
+        "text": "hello world\nsecond line\n",
+        "dirty": False,
+        "disk": "hello world\nsecond line\n",
+    }
+
+
+def test_the_edit_is_one_undo_step_in_the_editor(scenario: Scenario) -> None:
+    scenario.user("undo")
+    step = scenario.step("edit-allow")
+    assert step["undone"]["text"] == step["before"] == "hello\nsecond line\n"
+
+
+def test_reject_leaves_the_file_untouched(scenario: Scenario) -> None:
+    user = scenario.user("reject-edit")
+    assert user["clicked"] == "Reject"
+    step = scenario.step("edit-reject")
+    assert step["isError"] and step["kind"] == "permission_rejected", step
+    assert step["disk"] == "keep me as I am\n"
+    assert step["buffer"] in (None, "keep me as I am\n")
+
+
+def test_diagnostics_from_vscodes_json_language_server_reach_the_output(scenario: Scenario) -> None:
+    scenario.user("allow-json-edit")
+    step = scenario.step("diagnostics")
+    assert step["languageServerReady"], "VS Code's JSON language server never reported"
+    assert not step["isError"], step["output"]
+    assert step["disk"] == '{"name": "ok",,}\n'
+    assert '<diagnostics file="' in step["output"], (step["output"], step["vscodeDiagnostics"])
+    assert "config.json" in step["output"]
+    assert any(uri.endswith("config.json") for uri in step["metadataDiagnostics"])
+
+
+def test_run_tool_from_the_command_palette(scenario: Scenario) -> None:
+    user = scenario.user("palette-run")
+    assert "read" in user["picks"] and "edit" in user["picks"], user["picks"]
+    assert user["template"] == '{"filePath":""}'
+    step = scenario.step("palette")
+    assert step["uri"].startswith("toolhost-result:")
+    assert "1: typed but not saved" in step["text"], step["text"]
+
+
+def test_the_browser_saw_no_workbench_errors(scenario: Scenario) -> None:
+    assert not scenario.driver.get("errors"), scenario.driver["errors"]
