@@ -111,6 +111,8 @@ async def commit(
         {
             "filepath": ", ".join(str(p.change.path) for p in prepared),
             "diff": trim_diff(unified),
+            # The exact change, so a client can preview the proposed text, not rebuild it.
+            "edit": merge_workspace_edits([p.edit for p in prepared]),
             **(ask_metadata or {}),
         },
         title=f"Edit {', '.join(relative(p.change.path, ctx.worktree) for p in prepared)}",

@@ -145,6 +145,9 @@ async def test_what_each_prompt_carries(fresh: WireClient, root: Path, base: Pat
     edit = by_title["Edit written.txt"]
     assert edit["permission"] == "edit" and edit["patterns"] == ["written.txt"]
     assert "+alpha" in edit["metadata"]["diff"]
+    (created, inserted) = edit["metadata"]["edit"]["documentChanges"]  # the exact change
+    assert created["kind"] == "create" and created["uri"].endswith("/written.txt")
+    assert "alpha" in inserted["edits"][0]["newText"]
     fetch = by_title["Fetch https://example.invalid/page"]
     assert fetch["metadata"]["url"] == "https://example.invalid/page"
     external = by_title[f"Access files outside the project: {outside.as_posix()}/*"]
