@@ -69,6 +69,8 @@ class Documents:
             del self._by_path[path]
 
     def unsaved_text(self, path: Path, workspace: Workspace) -> str | None:
+        if not self._by_path:  # nothing open: skip resolving the path
+            return None
         key = self._by_path.get(os.path.realpath(path))
         if key is None or not self._dirty.get(key):
             return None
@@ -77,6 +79,8 @@ class Documents:
 
     def snapshot(self, path: Path, workspace: Workspace) -> OpenDocument | None:
         """The open document for ``path`` as the editor last reported it, else None."""
+        if not self._by_path:
+            return None
         key = self._by_path.get(os.path.realpath(path))
         document = workspace.text_documents.get(key) if key is not None else None
         if key is None or document is None:
