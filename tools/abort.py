@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -21,19 +20,23 @@ class Aborted(Exception):
 
 
 class AbortSignal:
+    """A flag set once, read from any thread (a plain attribute: the GIL orders it)."""
+
+    __slots__ = ("_aborted",)
+
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._aborted = False
 
     @property
     def aborted(self) -> bool:
-        return self._event.is_set()
+        return self._aborted
 
     def abort(self) -> None:
-        self._event.set()
+        self._aborted = True
 
     def check(self) -> None:
         """Raise ``Aborted`` if the call was cancelled (for worker threads)."""
-        if self._event.is_set():
+        if self._aborted:
             raise Aborted()
 
 

@@ -73,6 +73,9 @@ class ToolContext:
 
         ``force`` asks a person even when the rules allow it (a deny still wins).
         """
+        service = self.host.permissions
+        if not force and not service.needs_person(self.agent, permission, patterns):
+            return  # allowed by the rules: no request to build
         request = PermissionRequest(
             session_id=self.session_id,
             call_id=self.call_id,

@@ -7,6 +7,7 @@ sit in reaches tools only through the ``EditorBridge`` passed per call.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import uuid
 from collections.abc import Iterable
@@ -20,6 +21,7 @@ from tools.editor import EditorBridge
 from tools.errors import ToolError
 from tools.permission import (
     AGENT_RULES,
+    IndexedRules,
     PermissionService,
     Ruleset,
     default_rules,
@@ -33,9 +35,13 @@ from tools.session import Sessions
 from tools.tool import Tool
 from tools.truncation import output_dir
 
+_ID_PREFIX = uuid.uuid4().hex[:12]  # unique per process
+_ids = itertools.count(1)
+
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+    """A fresh id, unique across processes (random part) and calls (counter)."""
+    return f"{prefix}_{_ID_PREFIX}{next(_ids):08x}"
 
 
 class ToolHost:
@@ -97,7 +103,8 @@ class ToolHost:
         rules = self._rules_cache.get(agent)
         if rules is None:
             base = [*default_rules(output_dir()), *rules_from_config(AGENT_RULES.get(agent))]
-            rules = self._rules_cache[agent] = self.config.effective_rules(base)
+            rules = IndexedRules(self.config.effective_rules(base))
+            self._rules_cache[agent] = rules
         return rules
 
     def set_config(self, config: Config) -> None:

@@ -63,9 +63,34 @@ def wildcard_match(text: str, pattern: str) -> bool:
     return _wildcard_regex(pattern).match(text.replace("\\", "/")) is not None
 
 
+class IndexedRules(list[Rule]):
+    """A ruleset that remembers, per permission name, which of its rules apply.
+
+    Every ask evaluates against the same few rulesets; most rules name another
+    permission, so matching the name once per ruleset saves most of the work.
+    Treat it as read-only: the memo is not updated by list mutations.
+    """
+
+    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+        super().__init__(rules)
+        self._for: dict[str, list[Rule]] = {}
+
+    def for_permission(self, permission: str) -> list[Rule]:
+        found = self._for.get(permission)
+        if found is None:
+            found = [r for r in self if wildcard_match(permission, r.permission)]
+            self._for[permission] = found
+        return found
+
+
 def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
     """The last matching rule across the concatenated rulesets, else an ``ask`` rule."""
     for ruleset in reversed(rulesets):
+        if isinstance(ruleset, IndexedRules):
+            for rule in reversed(ruleset.for_permission(permission)):
+                if wildcard_match(pattern, rule.pattern):
+                    return rule
+            continue
         for rule in reversed(ruleset if isinstance(ruleset, list) else list(ruleset)):
             if wildcard_match(permission, rule.permission) and wildcard_match(
                 pattern, rule.pattern
@@ -231,24 +256,7 @@ class PermissionService:
         ``force`` asks even when the rules allow every pattern (deny still wins): for
         calls whose effect the rules cannot see, like a command known only at run time.
         """
-        ruleset = self.ruleset(agent)
-        needs_ask = force
-        for pattern in request.patterns:
-            rule = evaluate(request.permission, pattern, ruleset, self.approved)
-            if rule.action == "deny":
-                relevant = [
-                    r.to_wire()
-                    for r in (*ruleset, *self.approved)
-                    if wildcard_match(request.permission, r.permission)
-                ]
-                raise PermissionDeniedError(
-                    "The user has specified a rule which prevents you from using this specific "
-                    f"tool call. Here are some of the relevant rules {json.dumps(relevant)}",
-                    metadata={"rule": rule.to_wire()},
-                )
-            if rule.action == "ask":
-                needs_ask = True
-        if not needs_ask:
+        if not self.needs_person(agent, request.permission, request.patterns) and not force:
             return
         reply = await self._ask_once(request, asker)
         if reply.reply == "reject":
@@ -263,6 +271,27 @@ class PermissionService:
         if reply.reply == "always":
             self.approved.extend(Rule(request.permission, p, "allow") for p in request.always)
             self._allow_covered_pending(request.session_id)
+
+    def needs_person(self, agent: str, permission: str, patterns: list[str]) -> bool:
+        """True when a pattern's rule is ``ask``; raise when one is denied."""
+        ruleset = self.ruleset(agent)
+        needs_ask = False
+        for pattern in patterns:
+            rule = evaluate(permission, pattern, ruleset, self.approved)
+            if rule.action == "deny":
+                relevant = [
+                    r.to_wire()
+                    for r in (*ruleset, *self.approved)
+                    if wildcard_match(permission, r.permission)
+                ]
+                raise PermissionDeniedError(
+                    "The user has specified a rule which prevents you from using this specific "
+                    f"tool call. Here are some of the relevant rules {json.dumps(relevant)}",
+                    metadata={"rule": rule.to_wire()},
+                )
+            if rule.action == "ask":
+                needs_ask = True
+        return needs_ask
 
     async def _ask_once(self, request: PermissionRequest, asker: Asker) -> PermissionReply:
         # The client's answer races with a reply to another ask of the same session.

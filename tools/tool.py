@@ -109,7 +109,7 @@ class Tool:
                 result.output,
                 max_lines=limits.max_lines,
                 max_bytes=limits.max_bytes,
-                task_available=ctx.host.task_available(ctx.agent),
+                task_available=lambda: ctx.host.task_available(ctx.agent),
             )
             result.output = cut.text
             result.metadata["truncated"] = cut.truncated

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -47,8 +48,9 @@ def truncate_output(
     max_lines: int = MAX_LINES,
     max_bytes: int = MAX_BYTES,
     direction: Literal["head", "tail"] = "head",
-    task_available: bool = False,
+    task_available: bool | Callable[[], bool] = False,
 ) -> Truncated:
+    """Cut ``text`` to the limits; ``task_available`` may be a callable, asked only if cut."""
     lines = text.split("\n")
     total_bytes = len(text.encode("utf-8"))
     if len(lines) <= max_lines and total_bytes <= max_bytes:
@@ -77,7 +79,7 @@ def truncate_output(
 
     path = _save_full_text(text)
     hint = f"The tool call succeeded but the output was truncated. Full output saved to: {path}\n"
-    if task_available:
+    if task_available() if callable(task_available) else task_available:
         hint += (
             "Use the Task tool to have explore agent process this file with Grep and Read "
             "(with offset/limit). Do NOT read the full file yourself - delegate to save context."
