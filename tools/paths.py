@@ -52,16 +52,21 @@ def locations(word: str, base: Path) -> list[Path]:
 
 def is_inside(path: Path, root: Path) -> bool:
     # String prefix test: Path.parents builds every ancestor, and this runs per call.
-    inner, outer = str(path), str(root)
+    return _inside_text(str(path), str(root))
+
+
+def _inside_text(inner: str, outer: str) -> bool:
     return inner == outer or inner.startswith(outer.rstrip("/") + "/")
 
 
 def relative(path: Path, worktree: Path) -> str:
     """Worktree-relative with forward slashes; absolute when outside the worktree."""
-    try:
-        return path.relative_to(worktree).as_posix() or "."
-    except ValueError:
-        return path.as_posix()
+    inner, root = str(path), str(worktree).rstrip("/")
+    if inner == root:
+        return "."
+    if inner.startswith(root + "/"):
+        return inner[len(root) + 1 :]
+    return path.as_posix()
 
 
 async def assert_external_directory(
@@ -77,14 +82,15 @@ async def assert_external_directory(
     """
     if target is None:
         return
-    written = Path(os.path.normpath(target))
     roots = ctx.host.real_roots
-    resolved = real(target)  # physical: `link/..` is the parent of the link's target
-    resolved_inside = any(is_inside(resolved, root) for root in roots)
+    resolved_text = os.path.realpath(target)  # physical: `link/..` is the link target's parent
+    written_text = os.path.normpath(target)
+    resolved_inside = any(_inside_text(resolved_text, str(root)) for root in roots)
     if resolved_inside and any(
-        is_inside(written, root) for root in (ctx.directory, ctx.worktree, *roots)
+        _inside_text(written_text, str(root)) for root in (ctx.directory, ctx.worktree, *roots)
     ):
         return
+    written, resolved = Path(written_text), Path(resolved_text)
     outside = written if resolved_inside else resolved
     directory = outside if kind == "directory" else outside.parent
     glob = f"{directory.as_posix().rstrip('/')}/*"
