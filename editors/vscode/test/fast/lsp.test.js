@@ -139,8 +139,9 @@ test('workspaceSymbol returns symbol information', async () => {
   ]);
 });
 
-test('incoming calls are asked with the very item VS Code prepared', async () => {
-  const prepared = new vscode.CallHierarchyItem(
+/** The call-hierarchy item VS Code prepares for `greet` in lib.py. */
+function greetItem() {
+  return new vscode.CallHierarchyItem(
     vscode.SymbolKind.Function,
     'greet',
     '',
@@ -148,6 +149,10 @@ test('incoming calls are asked with the very item VS Code prepared', async () =>
     new vscode.Range(3, 0, 4, 15),
     new vscode.Range(3, 4, 3, 9),
   );
+}
+
+test('incoming calls are asked with the very item VS Code prepared', async () => {
+  const prepared = greetItem();
   const caller = new vscode.CallHierarchyItem(
     vscode.SymbolKind.Module,
     'main',
@@ -170,14 +175,7 @@ test('incoming calls are asked with the very item VS Code prepared', async () =>
 });
 
 test('outgoing calls', async () => {
-  const prepared = new vscode.CallHierarchyItem(
-    vscode.SymbolKind.Function,
-    'greet',
-    '',
-    s.uri('lib.py'),
-    new vscode.Range(3, 0, 4, 15),
-    new vscode.Range(3, 4, 3, 9),
-  );
+  const prepared = greetItem();
   const callee = new vscode.CallHierarchyItem(
     vscode.SymbolKind.Function,
     'print',
