@@ -1,6 +1,6 @@
 """(e) The diff behind a write with 2000 scattered changes in a 100k-line file.
 
-Times ``tools.diff.diff_texts`` alone (the target), the whole ``write`` tool call
+Times ``tools.changes.diff.diff_texts`` alone (the target), the whole ``write`` tool call
 in-process (informational: read stamp, permission, diff, LSP edits, atomic
 write), and ``difflib.unified_diff`` on the same input as the baseline, in a
 subprocess so it can be stopped after 30 s.
@@ -110,7 +110,7 @@ async def time_write(root: Path, target: Path, texts: tuple[str, str], reps: int
 
 async def run(quick: bool) -> list[Row]:
     await wait_for_paths([REPO / "tools" / "diff.py", REPO / "tools" / "builtin" / "write.py"])
-    from tools.diff import apply_text_edits, diff_texts
+    from tools.changes.diff import apply_text_edits, diff_texts
 
     reps = 3 if quick else 7
     rng = random.Random(42)

@@ -125,7 +125,7 @@ def parse_glob_output(output: str) -> set[str]:
 async def run(quick: bool) -> list[Row]:
     builtin = REPO / "tools" / "builtin"
     await wait_for_paths([*SERVER_FILES, builtin / "grep.py", builtin / "glob.py"])
-    from tools.ripgrep import rg_path
+    from tools.rg import rg_path
 
     rg = rg_path()
     runs = 3 if quick else 10

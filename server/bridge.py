@@ -24,8 +24,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from server.documents import OpenDocument, uri_to_path
-from tools import diagnostics as diag
-from tools.diff import PositionEncoding, diff_texts
+from tools.changes import diagnostics as diag
+from tools.changes.diff import PositionEncoding, diff_texts
 from tools.editor import Diagnostics, EditorBridge
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
@@ -34,7 +34,7 @@ from tools.permission import PermissionReply, PermissionRequest
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
-    from tools.changes import PreparedChange
+    from tools.changes.commit import PreparedChange
     from tools.context import ToolContext
 
 log = logging.getLogger("toolhost.bridge")

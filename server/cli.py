@@ -187,7 +187,7 @@ def run_tool(args: argparse.Namespace) -> int:
 
 def _load_host(directory: Path, **options: Any) -> tuple[Any, Any]:
     """A ToolHost for ``directory`` with its config files and custom tools, as the server has."""
-    from tools.config_files import load_config
+    from tools.config.files import load_config
     from tools.host import ToolHost
 
     loaded = load_config(directory)

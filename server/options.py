@@ -6,7 +6,7 @@ default": an invalid config falls back to ``fail_closed_config``, which is never
 more permissive than what the user wrote, because the default config allows edits
 and commands without asking.
 
-The server reads ``config`` again with every config file (``tools.config_files``),
+The server reads ``config`` again with every config file (``tools.config.files``),
 which reports it and fails closed when it is invalid; ``harden`` then adds what
 could still be read from it (its denies, the tools it switches off), so a typo next
 to a deny never lifts the deny.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from server.params import json_type, model_from_wire
-from tools.config import Config, config_from_opencode, fail_closed_rules
+from tools.config.rules import Config, config_from_opencode, fail_closed_rules
 from tools.context import ModelRef
 from tools.permission import Ruleset, rules_from_config
 

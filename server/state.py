@@ -27,8 +27,8 @@ from lsprotocol import types
 
 from server.options import InitOptions, harden, parse_options
 from server.watch import PollingWatcher
-from tools.config import Config, ConfigProblem, merge
-from tools.config_files import LoadedConfig, config_paths, load_config
+from tools.config.files import LoadedConfig, config_paths, load_config
+from tools.config.rules import Config, ConfigProblem, merge
 from tools.custom.loader import LoadProblem
 from tools.host import ToolHost, new_id
 

@@ -8,7 +8,7 @@ Usable as a library with no editor attached::
 Nothing here imports pygls or lsprotocol; ``server/`` adapts this to JSON-RPC.
 """
 
-from tools.config import Config, config_from_opencode
+from tools.config.rules import Config, config_from_opencode
 from tools.context import ModelRef, ToolContext
 
 # The package attribute ``tool`` is the custom-tool API (``from tools import tool``);

@@ -17,7 +17,7 @@ from tools.fsio import atomic_write
 from tools.permission import PermissionReply, PermissionRequest, headless_rejection
 
 if TYPE_CHECKING:
-    from tools.changes import PreparedChange
+    from tools.changes.commit import PreparedChange
     from tools.context import ToolContext
 
 Diagnostics = dict[Path, list[dict[str, Any]]]

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tools.config import Config
+from tools.config.rules import Config
 from tools.context import ModelRef, ToolContext
 from tools.custom.loader import CustomTools, LoadProblem
 from tools.editor import EditorBridge

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tools.config import Config
+from tools.config.rules import Config
 from tools.context import ModelRef
 from tools.tool import Tool
 

@@ -1,4 +1,5 @@
-"""Running ``rg`` as a child process that never outlives the tool call.
+"""ripgrep: finding the ``rg`` binary, and running it as a child process that never
+outlives the tool call.
 
 ``glob``, ``grep`` and ``list`` all stream ripgrep's stdout, often stop early
 (100 results are enough) and may be cancelled at any await.  ``Ripgrep`` owns
@@ -18,18 +19,44 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
 
 from tools.errors import ToolError
-from tools.ripgrep import rg_path
 
 READ_CHUNK = 1 << 16
 # rg's stderr is kept only to explain a failure; the rest is drained and dropped
 # so a flood of messages can never block rg on a full pipe.
 STDERR_KEEP = 16 * 1024
+
+
+# --- finding the binary: beside the running interpreter first, then on PATH ----------------
+
+INSTALL_HINT = (
+    "ripgrep (rg) was not found next to the Python interpreter or on PATH. "
+    "Install it with `pip install ripgrep==14.1.0` in toolhost's environment, "
+    "or from your system's package manager."
+)
+
+
+@lru_cache(maxsize=1)
+def _find() -> str | None:
+    beside = Path(sys.executable).parent / ("rg.exe" if sys.platform == "win32" else "rg")
+    if beside.is_file():
+        return str(beside)
+    return shutil.which("rg")
+
+
+def rg_path() -> str:
+    found = _find()
+    if found is None:
+        raise ToolError(INSTALL_HINT)
+    return found
 
 
 @dataclass(frozen=True)

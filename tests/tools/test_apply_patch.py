@@ -14,11 +14,11 @@ from tests.conftest import RecordingEditor, Runner
 from tests.tools.helpers import ask_for_edits, make
 from tools.abort import Aborted
 from tools.builtin import apply_patch
-from tools.config import config_from_opencode
-from tools.diff import apply_text_edits
+from tools.changes.diff import apply_text_edits
+from tools.changes.transaction import Transaction, TransactionFailed
+from tools.config.rules import config_from_opencode
 from tools.host import ToolHost
 from tools.result import ToolResult
-from tools.transaction import Transaction, TransactionFailed
 
 VERIFY = "apply_patch verification failed: "
 MISSING_MARKERS = "Invalid patch format: missing Begin/End markers"

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import RecordingEditor
-from tools import process
+from tools.bash import process
 from tools.builtin import bash as bash_module
 from tools.builtin import builtin_tools
-from tools.config import Config
+from tools.config.rules import Config
 from tools.host import ToolHost
 from tools.permission import rules_from_config
 from tools.result import ToolResult

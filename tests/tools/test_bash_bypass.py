@@ -22,15 +22,16 @@ from typing import Any
 import pytest
 
 from tests.conftest import RecordingEditor
+from tools.bash.decision import decide, unrestricted
+from tools.bash.shell_parse import analyse
+from tools.bash.walker import analyse_line
 from tools.builtin import bash as bash_module
 from tools.builtin import builtin_tools
-from tools.command_policy import analyse_line, decide, unrestricted
-from tools.config import Config, config_from_opencode, merge
-from tools.config_yaml import compose, read_registry
+from tools.config.rules import Config, config_from_opencode, merge
+from tools.config.yaml import compose, read_registry
 from tools.host import ToolHost
 from tools.permission import Rule, rules_from_config
 from tools.result import ToolResult
-from tools.shell_parse import analyse
 
 TOOLS_YAML = """\
 tools:

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import RecordingEditor
-from tools import jsonc
-from tools.config import ConfigError, config_from_opencode
-from tools.config_files import LoadedConfig, config_paths, load_config
+from tools.config import jsonc
+from tools.config.files import LoadedConfig, config_paths, load_config
+from tools.config.rules import ConfigError, config_from_opencode
 from tools.host import ToolHost
 from tools.permission import AGENT_RULES, Rule, default_rules, evaluate, rules_from_config
 from tools.truncation import MAX_BYTES, output_dir

@@ -1,4 +1,4 @@
-"""tools.diagnostics (pure) and how the file tools report what an editor says after a change."""
+"""tools.changes.diagnostics (pure), and how the file tools report what an editor says."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RecordingEditor, Runner
-from tools import diagnostics as diag
+from tools.changes import diagnostics as diag
 from tools.host import ToolHost
 
 

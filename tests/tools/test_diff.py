@@ -10,7 +10,7 @@ import unidiff
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.diff import (
+from tools.changes.diff import (
     FileDiff,
     apply_text_edits,
     create_file_edit,

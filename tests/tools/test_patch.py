@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.patch import (
+from tools.changes.patch import (
     AddHunk,
     DeleteHunk,
     PatchApplyError,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.config import Config
+from tools.config.rules import Config
 from tools.context import ModelRef
 from tools.host import ToolHost
 from tools.registry import uses_apply_patch

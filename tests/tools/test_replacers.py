@@ -6,8 +6,7 @@ import pytest
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
-from tools.errors import ToolError
-from tools.replacers import (
+from tools.changes.replacers import (
     AMBIGUOUS,
     IDENTICAL,
     NOT_FOUND,
@@ -20,6 +19,7 @@ from tools.replacers import (
     replace,
     splice,
 )
+from tools.errors import ToolError
 
 
 def fired(content: str, old: str, replace_all: bool = False) -> str:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-import tools.ripgrep
+import tools.rg
 from tests.conftest import RecordingEditor, Runner
 from tools.builtin import glob, grep
 from tools.builtin import list as list_tool
-from tools.config import config_from_opencode
+from tools.config.rules import config_from_opencode
 from tools.host import ToolHost
 from tools.rg import Ripgrep
 
@@ -555,9 +555,9 @@ def no_rg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     empty.mkdir()
     monkeypatch.setattr(sys, "executable", str(empty / "python"))
     monkeypatch.setenv("PATH", str(empty))
-    tools.ripgrep._find.cache_clear()
+    tools.rg._find.cache_clear()
     yield
-    tools.ripgrep._find.cache_clear()  # before monkeypatch restores the real values
+    tools.rg._find.cache_clear()  # before monkeypatch restores the real values
 
 
 @pytest.mark.parametrize(
@@ -569,7 +569,7 @@ async def test_missing_rg_gives_the_install_hint(run: Runner, tool: str, args: d
     result = await run(tool, args)
 
     assert result.is_error
-    assert result.output == tools.ripgrep.INSTALL_HINT
+    assert result.output == tools.rg.INSTALL_HINT
     assert result.metadata["error"] == "failed"
 
 

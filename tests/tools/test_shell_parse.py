@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.arity import ARITY, prefix
-from tools.shell_parse import analyse
+from tools.bash.arity import ARITY, prefix
+from tools.bash.shell_parse import analyse
 
 
 def texts(line: str) -> list[str]:

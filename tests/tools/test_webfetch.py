@@ -19,7 +19,7 @@ from tests.http_server import CHUNK, Handler, LocalServer, Outcome
 from tools.builtin import builtin_tools
 from tools.builtin import webfetch as webfetch_module
 from tools.builtin.webfetch import BROWSER_USER_AGENT, MAX_RESPONSE_BYTES
-from tools.config import Config
+from tools.config.rules import Config
 from tools.host import ToolHost
 from tools.html import html_to_markdown, html_to_text
 from tools.permission import rules_from_config

@@ -13,9 +13,9 @@ import pytest
 from tests.conftest import RecordingEditor, Runner
 from tests.tools.helpers import ask_for_edits, make, mark_read
 from tools.builtin import edit, multiedit, write
-from tools.changes import PreparedChange
+from tools.changes.commit import PreparedChange
+from tools.changes.diff import apply_text_edits
 from tools.context import ToolContext
-from tools.diff import apply_text_edits
 from tools.host import ToolHost
 from tools.result import ToolResult
 

@@ -28,7 +28,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.wire.conftest import WireClient, serve_to
-from tools.diff import apply_text_edits
+from tools.changes.diff import apply_text_edits
 
 UNDEFINED = re.compile(r"ERR\((\w+)\)")
 USES = re.compile(r"USES (\S+) (\w+)")

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from server.options import FAIL_CLOSED_RULES, InitOptions, fail_closed_config, parse_options
-from tools.config import Config
+from tools.config.rules import Config
 from tools.context import ModelRef
 from tools.permission import evaluate
 

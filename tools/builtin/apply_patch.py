@@ -33,11 +33,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tools import diagnostics
 from tools.builtin.edit import unencodable
-from tools.changes import DiagnosticsWatch, FileChange, PreparedChange, prepare
-from tools.context import ToolContext
-from tools.diff import (
+from tools.changes import diagnostics
+from tools.changes.commit import DiagnosticsWatch, FileChange, PreparedChange, prepare
+from tools.changes.diff import (
     FileDiff,
     create_file_edit,
     delete_file_edit,
@@ -45,9 +44,7 @@ from tools.diff import (
     trim_diff,
     workspace_edit,
 )
-from tools.errors import ToolError
-from tools.fsio import TextFile, read_text, to_line_endings
-from tools.patch import (
+from tools.changes.patch import (
     AddHunk,
     DeleteHunk,
     Hunk,
@@ -58,10 +55,13 @@ from tools.patch import (
     is_empty_patch,
     parse_patch,
 )
+from tools.changes.transaction import Transaction, TransactionFailed
+from tools.context import ToolContext
+from tools.errors import ToolError
+from tools.fsio import TextFile, read_text, to_line_endings
 from tools.paths import assert_external_directory, relative, resolve
 from tools.result import ToolResult
 from tools.tool import Annotations, define
-from tools.transaction import Transaction, TransactionFailed
 
 log = logging.getLogger("toolhost.tools.apply_patch")
 

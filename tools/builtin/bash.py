@@ -1,6 +1,6 @@
 """``bash``: run a command line in a shell (reference §3.5, §6.6).
 
-Before anything runs, the line is analysed (tools/command_policy.py: every
+Before anything runs, the line is analysed (tools/bash/ (walker, handlers, decision): every
 command it would run, through wrappers like ``sudo``/``env``/``xargs``/``find
 -exec``, shell strings like ``bash -c``, quoting and paths) and checked:
 
@@ -52,14 +52,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools import process
-from tools.command_policy import Analysis, Decision, Denial, analyse_line, decide
+from tools.bash import process
+from tools.bash.commands import Analysis
+from tools.bash.decision import Decision, Denial, decide
+from tools.bash.shell_parse import Arg
+from tools.bash.walker import analyse_line
 from tools.context import ToolContext
 from tools.errors import NotFoundError, PermissionDeniedError, ToolError
 from tools.paths import is_inside, locations, real, relative, resolve
 from tools.permission import PermissionService, Rule, wildcard_match
 from tools.result import ToolResult
-from tools.shell_parse import Arg
 from tools.tool import Annotations, define
 
 DEFAULT_TIMEOUT_MS = 120_000

@@ -13,13 +13,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools import diagnostics
-from tools.changes import Committed, FileChange, commit
+from tools.changes import diagnostics
+from tools.changes.commit import Committed, FileChange, commit
+from tools.changes.replacers import IDENTICAL, Span, find_match, splice
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio import TextFile, read_text, to_line_endings
 from tools.paths import assert_external_directory, relative, resolve
-from tools.replacers import IDENTICAL, Span, find_match, splice
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 

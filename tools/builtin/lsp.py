@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tools.changes.diff import position_units
 from tools.context import ToolContext
-from tools.diff import position_units
 from tools.errors import NotFoundError
 from tools.paths import assert_external_directory, relative, resolve
 from tools.result import ToolResult

@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools import diagnostics
 from tools.builtin.edit import (
     OUTPUT,
     apply_edit,
@@ -22,12 +21,13 @@ from tools.builtin.edit import (
     require_path,
     whole_text,
 )
-from tools.changes import FileChange
+from tools.changes import diagnostics
+from tools.changes.commit import FileChange
+from tools.changes.replacers import IDENTICAL
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.fsio import TextFile
 from tools.paths import assert_external_directory, relative
-from tools.replacers import IDENTICAL
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 

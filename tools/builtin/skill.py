@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import yaml
 from pydantic import BaseModel, Field
 
-from tools.configdirs import global_config_dir, project_ancestors
+from tools.config.dirs import global_config_dir, project_ancestors
 from tools.context import ToolContext
 from tools.errors import NotFoundError
 from tools.result import ToolResult

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from tools import diagnostics
 from tools.builtin.edit import commit_change, load, require_path, whole_text
-from tools.changes import FileChange
+from tools.changes import diagnostics
+from tools.changes.commit import FileChange
 from tools.context import ToolContext
 from tools.paths import assert_external_directory, relative
 from tools.result import ToolResult

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.configdirs import global_config_dir, project_ancestors
+from tools.config.dirs import global_config_dir, project_ancestors
 
 TOOL_SUFFIXES = (".py", ".js", ".ts")
 FOLDER_NAMES = ("tool", "tools")  # OpenCode scans both; the plural is the documented one

@@ -3,7 +3,7 @@
 Sources, later wins:
 
 1. built-in defaults (``tools.permission.default_rules``, applied by the host);
-2. the global dir (``tools.configdirs.global_config_dir``): ``config.json``,
+2. the global dir (``tools.config.dirs.global_config_dir``): ``config.json``,
    ``opencode.json``, ``opencode.jsonc``, ``tools.yaml``;
 3. the project: ``opencode.jsonc`` / ``opencode.json`` at the worktree root, then in
    ``.opencode/``, then ``.opencode/tools.yaml``;
@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools import jsonc
-from tools.config import (
+from tools.config import jsonc
+from tools.config.dirs import global_config_dir
+from tools.config.rules import (
     Config,
     ConfigError,
     ConfigLayer,
@@ -36,8 +37,7 @@ from tools.config import (
     merge,
     read_opencode,
 )
-from tools.config_yaml import compose, read_registry
-from tools.configdirs import global_config_dir
+from tools.config.yaml import compose, read_registry
 
 GLOBAL_FILES = ("config.json", "opencode.json", "opencode.jsonc", "tools.yaml")
 PROJECT_FILES = ("opencode.jsonc", "opencode.json")

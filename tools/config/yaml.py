@@ -25,8 +25,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from tools.config import ConfigError, ConfigLayer, KeyPath, show
-from tools.jsonc import Parsed, ParseError
+from tools.config.jsonc import Parsed, ParseError
+from tools.config.rules import ConfigError, ConfigLayer, KeyPath, show
 from tools.permission import Rule, Ruleset, expand_home
 from tools.registry import BUILTIN_ORDER
 

@@ -3,7 +3,7 @@
 This is the one shape every config source normalises into.  Each source (a config
 file, ``initializationOptions.config``) becomes a ``ConfigLayer``; ``merge`` stacks
 the layers, later wins, and fails closed when a source could not be used.  Reading
-files lives in ``tools.config_files``; this module knows OpenCode's JSON keys.
+files lives in ``tools.config.files``; this module knows OpenCode's JSON keys.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools import diagnostics
-from tools.diff import FileDiff, create_file_edit, diff_texts, trim_diff, workspace_edit
+from tools.changes import diagnostics
+from tools.changes.diff import FileDiff, create_file_edit, diff_texts, trim_diff, workspace_edit
 from tools.fsio import TextFile
 from tools.paths import relative
 

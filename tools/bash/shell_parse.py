@@ -26,7 +26,7 @@ unquoted glob or brace characters may turn it into other words), including
 arguments that OpenCode's token list drops (``$x``, ``$'...'``), with words that a
 backslash-newline splits for tree-sitter joined again (bash reads ``r\\<newline>m``
 as ``rm``). The line carries the targets of its file redirections and every
-variable assignment in it. tools/command_policy.py builds on these.
+variable assignment in it. tools.bash.walker builds on these.
 
 ``parse_error`` is true when the tree holds ERROR or MISSING nodes: tree-sitter
 then recovered what it could, and the commands listed may be incomplete.
@@ -41,7 +41,7 @@ from functools import lru_cache
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from tools.arity import prefix
+from tools.bash.arity import prefix
 
 # Children of a `command` node that are its name or arguments (OpenCode's list,
 # plus `number`: tree-sitter-bash reads a bare integer as one, and dropping it

@@ -1,59 +1,9 @@
-"""What a bash line really runs, and what the bash rules say about it.
+"""What each program that runs another program starts (the walker's per-program handlers).
 
-tools/shell_parse.py lists every simple command in a line. Matching the rules
-against those texts alone, as OpenCode does, lets a denied ``rm`` through by many
-routes: ``sudo rm``, ``env rm``, ``/bin/rm``, ``\\rm``, ``bash -c 'rm x'``,
-``find . -exec rm {} \\;``, ``echo x | xargs rm``... This module follows each
-command through them:
-
-- **wrappers**, programs whose arguments name another program to run (``sudo``,
-  ``env``, ``command``, ``builtin``, ``exec``, ``nohup``, ``nice``, ``ionice``,
-  ``timeout``, ``stdbuf``, ``time``, ``xargs``, ``watch -x``, ``doas``, ``setsid``,
-  ``busybox``, ...): their options are skipped (with the options that take a
-  value) and the program they start becomes the next **stage** of the command:
-  ``sudo -u root env FOO=1 rm -rf x`` runs sudo, then env, then rm;
-- **shell code in a string**: ``bash -c``/``sh -c``/``zsh -c``... (also ``-lc``,
-  ``-ec``), ``watch``, ``trap``, ``su -c``, ``flock -c``, ``alias`` values, ``env -S``,
-  ``find -exec`` and variables that programs run as commands (``PAGER``,
-  ``GIT_SSH_COMMAND``, ``PS4``...): the string is parsed like a line of its own,
-  up to ``MAX_DEPTH`` levels deep, and its commands are checked like the others;
-- **spelling**: quotes and escapes are removed (``\\rm``, ``'rm'``, ``r''m``), line
-  continuations joined, assignments in front skipped (``FOO=1 rm``), and a program
-  named by a path is also matched by its file name (``/bin/rm``, ``./rm``).
-
-A command whose program is only known when it runs is **unknown** (not literal):
-a name from an expansion (``$cmd``, ``$(echo rm)``, backticks, ``$'rm'``, globs
-and braces like ``/bin/r?``), ``eval``, ``source``/``.``, a shell that reads its
-commands from input or a script file (``... | sh``, ``bash script.sh``, ``sh <<EOF``),
-a ``-c`` string that is not literal or does not parse, ``find -exec {}``, a program
-that ``xargs`` takes from its input, an unknown option or an expansion among a
-wrapper's options, and variables naming a script to load (``BASH_ENV``,
-``LD_PRELOAD``). A line that does not parse is unknown as a whole.
-
-How the rules apply (``decide``), for the ``bash`` permission:
-
-1. **Denied** when any rule denies any candidate of any command: its source text,
-   each stage as it is spelled (``env FOO=1 rm -rf x``, ``rm -rf x``), each stage
-   with its program's file name (``/bin/rm x`` -> ``rm x``), and each program's
-   file name alone (``rm``).
-2. **Unknown commands** could be anything: they are denied when the catch-all
-   ``evaluate("bash", "*")`` is deny (the config denies what it does not name);
-   they run without asking only when no bash rule can deny or ask anything (the
-   last catch-all rule and every bash rule after it allow, as under the defaults);
-   otherwise they are asked for, with no "always" (see ``unrestricted``).
-3. A known command runs without asking when its source text and every stage as
-   spelled are allowed (so an allowed ``git`` does not allow ``sudo git`` or
-   ``./git``, and ``FOO=1 git`` needs its own rule, as in OpenCode). Otherwise one
-   ``bash`` ask lists every command's text, and its "always" patterns are the arity
-   prefixes of the source tokens and of every stage (``sudo *``, ``rm *``), so an
-   "always" approval covers the whole chain next time.
-
-Known limits (a deny rule names commands, not effects): interpreters run code
-of their own (``python -c``, ``perl -e``, ``awk 'BEGIN{system(...)}'``,
-``node -e``), as do programs configured to run commands (git aliases and
-``-c core.pager=``, make, npm scripts, ``npx``), and a binary copied or linked
-under another name in the same line (``cp /bin/rm x && ./x``) is that name.
-An allow rule allows all that such a program can do.
+A handler gets a wrapper's words and returns the words of the program it starts
+(none when it starts none) and the state that program runs in. Options are read
+from a getopt-like spec (``Options``), so an option's value is never mistaken for
+the program; anything a spec does not know makes the command unknown.
 """
 
 from __future__ import annotations
@@ -61,265 +11,23 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from tools.arity import prefix
-from tools.permission import Rule, evaluate, wildcard_match
-from tools.shell_parse import Arg, CommandLine, ParsedCommand, analyse
+from tools.bash.commands import Effective, State, guess_programs
+from tools.bash.shell_parse import Arg
 
-MAX_DEPTH = 8  # nested shell strings followed; deeper is unknown
+if TYPE_CHECKING:
+    from tools.bash.walker import Walker
 
 SHELLS = frozenset(
     {"sh", "bash", "rbash", "zsh", "dash", "ash", "ksh", "mksh", "pdksh", "yash", "posh"}
     | {"fish", "csh", "tcsh"}
 )
 
-# Variables whose value a program runs as a shell command (git log with PAGER set,
-# bash -x printing PS4...), or as a program.
-COMMAND_VARIABLES = frozenset(
-    {
-        "PAGER",
-        "GIT_PAGER",
-        "MANPAGER",
-        "SYSTEMD_PAGER",
-        "EDITOR",
-        "VISUAL",
-        "GIT_EDITOR",
-        "GIT_SEQUENCE_EDITOR",
-        "GIT_SSH_COMMAND",
-        "GIT_SSH",
-        "GIT_ASKPASS",
-        "SSH_ASKPASS",
-        "SUDO_ASKPASS",
-        "GIT_EXTERNAL_DIFF",
-        "PS4",
-        "LESSOPEN",
-        "LESSCLOSE",
-        "BROWSER",
-    }
-)
-# Variables naming a file of code that shells or the loader run first.
-SCRIPT_VARIABLES = frozenset({"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT"})
-
-
-# ---------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One program of a command and the words it is started with."""
-
-    args: tuple[Arg, ...]
-
-    @property
-    def name(self) -> str:
-        """The program's file name (``/usr/bin/env`` -> ``env``)."""
-        return os.path.basename(self.args[0].value or "")
-
-    def words(self) -> list[str]:
-        return [a.known if a.known is not None else a.raw for a in self.args]
-
-    @property
-    def spelled(self) -> str:
-        """The words bash passes, joined by spaces: ``/bin/rm -rf x``."""
-        return " ".join(self.words())
-
-    @property
-    def by_name(self) -> str:
-        """The same with the program's file name: ``rm -rf x``."""
-        return " ".join([self.name, *self.words()[1:]])
-
-
-@dataclass
-class Effective:
-    """One command of the line, seen through its wrappers."""
-
-    text: str  # its source text: the pattern an ask shows
-    always: str = ""  # OpenCode's arity glob of the source tokens ("" without tokens)
-    stages: list[Stage] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)  # why it is not literal
-    names: list[str] = field(default_factory=list)  # more program names, checked for deny
-
-    @property
-    def is_cd(self) -> bool:
-        """A plain ``cd``: never asked for (its path is checked instead)."""
-        return len(self.stages) == 1 and self.stages[0].name == "cd" and not self.unknown
-
-    def checks(self) -> list[str]:
-        """What must be allowed for the command to run without asking."""
-        return _unique([self.text, *(s.spelled for s in self.stages)])
-
-    def deny_checks(self) -> list[str]:
-        """What no rule may deny."""
-        return _unique(
-            [
-                *self.checks(),
-                *(s.by_name for s in self.stages),
-                *(s.name for s in self.stages if s.name),
-                *self.names,
-            ]
-        )
-
-    def always_patterns(self) -> list[str]:
-        globs = [" ".join(prefix(s.words())) + " *" for s in self.stages]
-        return _unique([self.always, *globs] if self.always else globs)
-
-    @property
-    def innermost(self) -> Stage | None:
-        return self.stages[-1] if self.stages else None
-
-
-@dataclass
-class Analysis:
-    text: str
-    parse_error: bool
-    commands: list[Effective] = field(default_factory=list)  # outer before nested
-    redirects: list[Arg] = field(default_factory=list)  # files redirections open
-
-
-def analyse_line(text: str, cwd: Path | None = None) -> Analysis:
-    """Every command ``text`` would run, through wrappers and nested shell code.
-
-    ``cwd`` (the working directory) lets a program named by a path that is a
-    symlink be matched by its target's name too (``./x`` -> ``/bin/rm``).
-    """
-    line = analyse(text)
-    analysis = Analysis(text=text, parse_error=line.parse_error)
-    if line.parse_error:
-        whole = Effective(text=text, unknown=["the line could not be parsed"])
-        analysis.commands.append(whole)
-    _Walker(analysis, cwd).line(line, depth=0)
-    return analysis
-
-
-# ---------------------------------------------------------------- the walk
-
-
-@dataclass(frozen=True)
-class _State:
-    depth: int
-    holes: tuple[str, ...] = ()  # placeholders filled at run time: find's {}, xargs -I's
-    appended: bool = False  # xargs adds words from its input after these
-
-
-# A handler gets a wrapper's words and returns the words of the program it starts
-# (none when it starts none) and the state that program runs in.
-Result = tuple[list[Arg], _State]
-Handler = Callable[["_Walker", list[Arg], Effective, _State], Result]
-
-
-class _Walker:
-    def __init__(self, analysis: Analysis, cwd: Path | None) -> None:
-        self.analysis = analysis
-        self.cwd = cwd
-
-    def line(self, line: CommandLine, depth: int) -> None:
-        self.analysis.redirects.extend(line.redirects)
-        for command in line.commands:
-            self.command(command, depth)
-        for name, value in line.assignments:
-            self.assignment(name, value, f"{name}={value.raw}", _State(depth))
-
-    def command(self, parsed: ParsedCommand, depth: int) -> None:
-        effective = Effective(text=parsed.text, always=parsed.always)
-        self.analysis.commands.append(effective)
-        self.unwrap(list(parsed.argv), effective, _State(depth))
-        guess_programs(effective, parsed.argv)
-
-    def unwrap(self, args: list[Arg], effective: Effective, state: _State) -> None:
-        """Follow wrappers: each one's handler returns the words of the next program."""
-        while args:
-            head = args[0]
-            name = self.known(head, state)
-            if name is None:
-                effective.unknown.append(f"the program `{head.raw}` is only known when it runs")
-                return
-            stage = Stage(tuple(args))
-            effective.stages.append(stage)
-            self.link_target(name, effective)
-            handler = HANDLERS.get(stage.name)
-            if handler is None:
-                return
-            args, state = handler(self, args, effective, state)
-
-    def nested(self, code: str, effective: Effective, state: _State, what: str) -> None:
-        """Shell code a program will run: its commands are checked like the line's."""
-        if state.depth + 1 > MAX_DEPTH:
-            effective.unknown.append(f"{what} is nested more than {MAX_DEPTH} levels deep")
-            return
-        line = analyse(code)
-        if line.parse_error:
-            effective.unknown.append(f"{what} could not be parsed")
-        self.line(line, state.depth + 1)
-
-    def assignment(self, name: str, value: Arg, text: str, state: _State) -> None:
-        if name in SCRIPT_VARIABLES:
-            unknown = f"`{name}` names a file of code that runs first"
-            self.analysis.commands.append(Effective(text=text, unknown=[unknown]))
-        elif name in COMMAND_VARIABLES or (name.startswith("BASH_FUNC_") and name.endswith("%%")):
-            holder = Effective(text=text)
-            code = value.value
-            if code is None:
-                holder.unknown.append(f"the command in `{name}` is only known when it runs")
-            elif name.startswith("BASH_FUNC_"):  # an exported function: "() { body; }"
-                self.nested(code.removeprefix("()"), holder, state, f"the function in `{name}`")
-            else:
-                self.nested(code, holder, state, f"the command in `{name}`")
-            if holder.unknown:
-                self.analysis.commands.append(holder)
-
-    def known(self, arg: Arg, state: _State) -> str | None:
-        """The word's value, when it is literal and no placeholder fills it at run time."""
-        value = arg.known
-        if value is None or any(hole in value for hole in state.holes):
-            return None
-        return value
-
-    def option(self, arg: Arg, state: _State, effective: Effective) -> str | None:
-        """A word where an option may stand: its value, or None (and the command is
-        unknown) when an expansion could turn it into an option. A word that cannot
-        be an option is returned as it is: the caller sees an operand."""
-        value = arg.value
-        if value is None or (value.startswith("-") and self.known(arg, state) is None):
-            program = effective.stages[-1].args[0].raw if effective.stages else "the program"
-            effective.unknown.append(f"`{program}` gets an option only known when it runs")
-            return None
-        return value
-
-    def link_target(self, program: str, effective: Effective) -> None:
-        """A program that is a symlink is also its target: ``./x`` or a ``del`` on PATH
-        linking to ``/bin/rm`` is ``rm`` too (links made by the line itself are not
-        there yet: a known limit)."""
-        if self.cwd is None:
-            return
-        if "/" in program:
-            found: str | None = str(self.cwd / os.path.expanduser(program))
-        else:
-            found = shutil.which(program)
-        if found is None:
-            return
-        target = os.path.basename(os.path.realpath(found))
-        if target and target != os.path.basename(program):
-            effective.names.append(target)
-
-
-def guess_programs(effective: Effective, argv: Sequence[Arg]) -> None:
-    """An unknown command may run any of its literal words (``$x rm y``, ``timeout $t
-    rm y``): each is checked against the rules that name programs."""
-    if effective.unknown:
-        effective.names += [
-            os.path.basename(a.value) for a in argv[1:] if a.value and not a.value.startswith("-")
-        ]
-
-
-def _unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
-# ---------------------------------------------------------------- options
+Result = tuple[list[Arg], State]
+Handler = Callable[["Walker", list[Arg], Effective, State], Result]
 
 
 @dataclass(frozen=True)
@@ -339,11 +47,11 @@ def _words(names: str) -> frozenset[str]:
 
 
 def parse_options(
-    walker: _Walker,
+    walker: Walker,
     args: list[Arg],
     spec: Options,
     effective: Effective,
-    state: _State,
+    state: State,
     start: int = 1,
 ) -> tuple[int, list[tuple[str, Arg | None]]]:
     """Skip the options at ``args[start:]``; the index of the first operand, and each
@@ -395,7 +103,7 @@ def parse_options(
     return i, found
 
 
-def _rest(args: list[Arg], start: int, effective: Effective, state: _State) -> list[Arg]:
+def _rest(args: list[Arg], start: int, effective: Effective, state: State) -> list[Arg]:
     """The program a wrapper starts; with none given, xargs may supply it."""
     rest = args[start:]
     if not rest and state.appended:
@@ -404,7 +112,7 @@ def _rest(args: list[Arg], start: int, effective: Effective, state: _State) -> l
 
 
 def _operands(
-    walker: _Walker, args: list[Arg], start: int, count: int, effective: Effective, state: _State
+    walker: Walker, args: list[Arg], start: int, count: int, effective: Effective, state: State
 ) -> int:
     """Skip ``count`` fixed operands (timeout's DURATION...); an expansion could shift them."""
     for arg in args[start : start + count]:
@@ -416,15 +124,13 @@ def _operands(
 def wrapper(spec: Options, operands: int = 0) -> Handler:
     """A program that runs ``[options] [operands] program args...``."""
 
-    def handle(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+    def handle(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
         start, _ = parse_options(walker, args, spec, effective, state)
         start = _operands(walker, args, start, operands, effective, state)
         return _rest(args, start, effective, state), state
 
     return handle
 
-
-# ---------------------------------------------------------------- handlers
 
 SUDO = Options(
     flags="AbBEeHiKklnPSsVv",
@@ -449,7 +155,7 @@ PKEXEC = Options(
 def run_as(spec: Options) -> Handler:
     """sudo, doas, pkexec: ``[options] [program args...]``; -s/-i alone start a shell."""
 
-    def handle(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+    def handle(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
         start, found = parse_options(walker, args, spec, effective, state)
         letters = {name for name, _ in found}
         for name, value in found:
@@ -475,7 +181,7 @@ ENV_LONG_VALUED = _words("unset chdir argv0")
 MAX_SPLITS = 32
 
 
-def _env(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _env(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """``env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... [program args...]``.
 
     ``-S`` splits its string into words that take its place, options included
@@ -565,11 +271,11 @@ def _assignment_word(arg: Arg) -> tuple[str, Arg] | None:
     return (match.group()[:-1], Arg(arg.raw[match.end() :], None)) if match else None
 
 
-def _value_at(walker: _Walker, args: list[Arg], index: int, state: _State) -> str | None:
+def _value_at(walker: Walker, args: list[Arg], index: int, state: State) -> str | None:
     return walker.known(args[index], state) if index < len(args) else None
 
 
-def _shell(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _shell(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """``bash [options] -c STRING [name args...]`` runs STRING; otherwise a script or input."""
     program = args[0].raw
     i, mode, informational = 1, "", False
@@ -612,7 +318,7 @@ def _shell(walker: _Walker, args: list[Arg], effective: Effective, state: _State
     return [], state
 
 
-def _eval(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _eval(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     effective.unknown.append("`eval` runs text as commands")
     values = [walker.known(a, state) for a in args[1:]]
     if values and all(v is not None for v in values):
@@ -620,7 +326,7 @@ def _eval(walker: _Walker, args: list[Arg], effective: Effective, state: _State)
     return [], state
 
 
-def _source(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _source(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     effective.unknown.append(f"`{args[0].raw}` runs the commands of a file, which are not known")
     return [], state
 
@@ -637,7 +343,7 @@ WATCH = Options(
 )
 
 
-def _watch(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _watch(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """watch joins its words and runs them with ``sh -c``; with ``-x`` they are argv."""
     start, found = parse_options(walker, args, WATCH, effective, state)
     rest = _rest(args, start, effective, state)
@@ -663,7 +369,7 @@ XARGS = Options(
 )
 
 
-def _xargs(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _xargs(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """xargs runs its program with words from its input appended, or put in for -I's string."""
     start, found = parse_options(walker, args, XARGS, effective, state)
     hole = None
@@ -687,7 +393,7 @@ FIND_VALUED = _words(
 )
 
 
-def _find(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _find(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """Each ``-exec``/``-execdir``/``-ok``/``-okdir`` runs a command of its own."""
     terminated = any(a.value in (";", "+") for a in args)
     i = 1
@@ -701,7 +407,7 @@ def _find(walker: _Walker, args: list[Arg], effective: Effective, state: _State)
             if words:
                 inner = Effective(text=" ".join(w.raw for w in words))
                 walker.analysis.commands.append(inner)
-                walker.unwrap(list(words), inner, _State(state.depth, holes=("{}",)))
+                walker.unwrap(list(words), inner, State(state.depth, holes=("{}",)))
                 guess_programs(inner, words)
             i = end + 1
             continue
@@ -715,7 +421,7 @@ def _find(walker: _Walker, args: list[Arg], effective: Effective, state: _State)
     return [], state
 
 
-def _trap(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _trap(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """``trap ACTION SIGNAL...``: ACTION is shell code (one operand alone resets a signal)."""
     start, _ = parse_options(walker, args, Options(flags="lpP"), effective, state)
     operands = args[start:]
@@ -728,7 +434,7 @@ def _trap(walker: _Walker, args: list[Arg], effective: Effective, state: _State)
     return [], state
 
 
-def _alias(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _alias(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     for arg in args[1:]:
         value = walker.known(arg, state)
         if value is None:
@@ -740,7 +446,7 @@ def _alias(walker: _Walker, args: list[Arg], effective: Effective, state: _State
     return [], state
 
 
-def _hash(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _hash(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """``hash -p /bin/rm ls`` makes ``ls`` run /bin/rm: the path is a program too."""
     _, found = parse_options(walker, args, Options(flags="dlrt", valued="p"), effective, state)
     for name, value in found:
@@ -762,7 +468,7 @@ SU = Options(
 )
 
 
-def _su(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _su(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """``su [options] [-] [user] [-c STRING]``: options may follow the user."""
     codes: list[Arg | None] = []
     i = 1
@@ -789,7 +495,7 @@ FLOCK = Options(
 )
 
 
-def _flock(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _flock(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """``flock [options] FILE program args...`` or ``flock [options] FILE -c STRING``."""
     start, _ = parse_options(walker, args, FLOCK, effective, state)
     start = _operands(walker, args, start, 1, effective, state)
@@ -808,7 +514,7 @@ def _flock(walker: _Walker, args: list[Arg], effective: Effective, state: _State
 MAPFILE = Options(flags="t", valued="dnOsuCc")
 
 
-def _mapfile(walker: _Walker, args: list[Arg], effective: Effective, state: _State) -> Result:
+def _mapfile(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """``mapfile -C CALLBACK`` evaluates CALLBACK as shell code."""
     _, found = parse_options(walker, args, MAPFILE, effective, state)
     for name, value in found:
@@ -905,97 +611,3 @@ HANDLERS: dict[str, Handler] = {
     "flock": _flock,
     **dict.fromkeys(("mapfile", "readarray"), _mapfile),
 }
-
-
-# ---------------------------------------------------------------- the rules
-
-
-@dataclass(frozen=True)
-class Denial:
-    rule: Rule
-    command: str  # the command's source text
-    matched: str  # the candidate the rule matched; "" for an unknown command
-    reason: str = ""  # why an unknown command is unknown
-
-
-@dataclass
-class Decision:
-    denial: Denial | None = None
-    patterns: list[str] = field(default_factory=list)  # what a bash ask lists
-    always: list[str] = field(default_factory=list)  # what an "always" reply allows
-    needs_ask: bool = False  # a rule answers ask for some pattern
-    force: bool = False  # unknown commands under rules that restrict: ask regardless
-    unknown: list[str] = field(default_factory=list)  # why commands are unknown
-
-
-def is_catch_all(pattern: str) -> bool:
-    return bool(pattern) and set(pattern) <= {"*", " "}
-
-
-def unrestricted(rules: Sequence[Rule]) -> bool:
-    """True when no bash rule can deny or ask anything: the last catch-all bash rule
-    and every bash rule after it allow (earlier rules can never decide)."""
-    last = None
-    for index, rule in enumerate(rules):
-        if wildcard_match("bash", rule.permission) and is_catch_all(rule.pattern):
-            last = index
-    if last is None:
-        return False  # nothing matches some commands: they ask
-    return all(r.action == "allow" for r in rules[last:] if wildcard_match("bash", r.permission))
-
-
-def decide(analysis: Analysis, rules: Sequence[Rule]) -> Decision:
-    """Apply the ``bash`` rules (config, agent and approvals, in order) to a line."""
-    commands = [c for c in analysis.commands if not c.is_cd]
-
-    def action(pattern: str) -> Rule:
-        return evaluate("bash", pattern, rules)
-
-    for command in commands:
-        denial = _denial(command, action)
-        if denial is not None and command.unknown and is_catch_all(denial.rule.pattern):
-            denial = replace(denial, matched="", reason=command.unknown[0])  # say why
-        if denial is not None:
-            return Decision(denial=denial)
-    unknown = [c for c in commands if c.unknown]
-    reasons = _unique(r for c in unknown for r in c.unknown)
-    if unknown:
-        catch_all = action("*")
-        if catch_all.action == "deny":
-            return Decision(denial=Denial(catch_all, unknown[0].text, "", reasons[0]))
-    patterns = [c.text for c in commands]
-    needs_ask = False
-    for command in commands:
-        verdicts = {check: action(check).action for check in command.checks()}
-        if any(v != "allow" for v in verdicts.values()):
-            needs_ask = True
-            if verdicts[command.text] == "allow":  # make the ask show what it is about
-                patterns += [check for check, v in verdicts.items() if v != "allow"]
-    always = (
-        []
-        if analysis.parse_error
-        else _unique(p for c in commands if not c.unknown for p in c.always_patterns())
-    )
-    return Decision(
-        patterns=_unique(patterns),
-        always=always,
-        needs_ask=needs_ask,
-        force=bool(unknown) and not unrestricted(rules),
-        unknown=reasons,
-    )
-
-
-def _denial(command: Effective, action: Callable[[str], Rule]) -> Denial | None:
-    """The first rule that denies the command by any of its spellings.
-
-    Its own text and stages as spelled are denied by any rule, a catch-all too;
-    the other spellings (``rm x`` for ``/bin/rm x``, ``rm``) only by rules that
-    name something: under ``{"*": "deny", "git status": "allow"}`` the bare ``git``
-    must not deny ``git status``.
-    """
-    own = set(command.checks())
-    for candidate in command.deny_checks():
-        rule = action(candidate)
-        if rule.action == "deny" and (candidate in own or not is_catch_all(rule.pattern)):
-            return Denial(rule, command.text, candidate)
-    return None
