@@ -8,12 +8,10 @@ Usable as a library with no editor attached::
 Nothing here imports pygls or lsprotocol; ``server/`` adapts this to JSON-RPC.
 """
 
+# ``tool`` is the module tools.tool, callable: ``from tools import tool`` declares custom tools.
+from tools import tool
 from tools.config.rules import Config, config_from_opencode
 from tools.context import ModelRef, ToolContext
-
-# The package attribute ``tool`` is the custom-tool API (``from tools import tool``);
-# the module ``tools.tool`` stays importable as ``from tools.tool import define``.
-from tools.custom.api import tool
 from tools.editor import EditorBridge
 from tools.errors import (
     NotFoundError,

@@ -4,29 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from tools.builtin import BUILTIN_ORDER
 from tools.config.rules import Config
 from tools.context import ModelRef
 from tools.tool import Tool
-
-# OpenCode's registry order, with toolhost's extra built-ins (list, multiedit, lsp)
-# in the places OpenCode's older releases had them.
-BUILTIN_ORDER = (
-    "bash",
-    "read",
-    "glob",
-    "grep",
-    "list",
-    "edit",
-    "write",
-    "multiedit",
-    "task",
-    "webfetch",
-    "todowrite",
-    "todoread",
-    "skill",
-    "apply_patch",
-    "lsp",
-)
 
 EDIT_FAMILY = ("edit", "write", "multiedit")
 

@@ -2,6 +2,11 @@
 
 Validation, error conversion, cancellation and truncation live here so that a
 tool body reads as its happy path plus the failures that belong to it.
+
+A custom tool file writes ``from tools import tool`` and calls ``tool(...)``
+(OpenCode's ``tool({...})``): that name is this module, made callable at the
+bottom, so ``tools.tool`` always names the module and never a function bound
+over it.  Calling it declares a custom tool (``tools.custom.api.tool``).
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 import sys
+import types
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -266,3 +272,13 @@ def define(
         schema=model_schema(parameters),
         describe=describe,
     )
+
+
+class _CallableModule(types.ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from tools.custom.api import tool as declare
+
+        return declare(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import RecordingEditor
 from tools.builtin import skill as skill_module
-from tools.builtin import todo
+from tools.builtin import todoread, todowrite
 from tools.host import ToolHost
 
 TODOS = [
@@ -21,7 +21,7 @@ TODOS = [
 
 @pytest.fixture
 def tools_host(worktree: Path) -> ToolHost:
-    return ToolHost(worktree, tools=[*todo.tools, skill_module.tool])
+    return ToolHost(worktree, tools=[todowrite.tool, todoread.tool, skill_module.tool])
 
 
 async def test_todos_round_trip_within_a_session(tools_host: ToolHost) -> None:

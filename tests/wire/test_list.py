@@ -9,7 +9,7 @@ import pytest
 import pytest_asyncio
 
 from tests.wire.conftest import WireClient, connect, make_project
-from tools.registry import BUILTIN_ORDER
+from tools.builtin import BUILTIN_ORDER
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

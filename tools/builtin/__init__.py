@@ -1,4 +1,9 @@
-"""The built-in tools, one module each, with the model-facing prose in ``<id>.txt``."""
+"""The built-in tools: one module each, named by the tool's id, with its prose in ``<id>.txt``.
+
+``BUILTIN_ORDER`` is the one list of them, in the order the catalogue shows them:
+OpenCode's registry order, with toolhost's extra built-ins (list, multiedit, lsp) in
+the places OpenCode's older releases had them.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import importlib
 
 from tools.tool import Tool
 
-BUILTIN_MODULES = (
+BUILTIN_ORDER = (
     "bash",
     "read",
     "glob",
@@ -16,7 +21,8 @@ BUILTIN_MODULES = (
     "write",
     "multiedit",
     "webfetch",
-    "todo",
+    "todowrite",
+    "todoread",
     "skill",
     "apply_patch",
     "lsp",
@@ -24,12 +30,8 @@ BUILTIN_MODULES = (
 
 
 def builtin_tools() -> list[Tool]:
-    """Each module exposes ``tool``, or ``tools`` when it defines several (todo)."""
-    found: list[Tool] = []
-    for name in BUILTIN_MODULES:
-        module = importlib.import_module(f"tools.builtin.{name}")
-        found.extend(getattr(module, "tools", None) or [module.tool])
-    return found
+    """Every built-in, in ``BUILTIN_ORDER``; each module exposes its ``tool``."""
+    return [importlib.import_module(f"tools.builtin.{name}").tool for name in BUILTIN_ORDER]
 
 
 def invalid_tool() -> Tool:

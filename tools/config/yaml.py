@@ -25,15 +25,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 from yaml.nodes import MappingNode, Node, SequenceNode
 
+from tools.builtin import BUILTIN_ORDER
 from tools.config.jsonc import Parsed, ParseError
 from tools.config.rules import ConfigError, ConfigLayer, KeyPath, show
 from tools.permission import Rule, Ruleset, expand_home
-from tools.registry import BUILTIN_ORDER
 
 # Built-in ids a registry entry may name: ours, plus OpenCode's that we may not ship
 # (naming them is harmless; naming a typo is an error).
 KNOWN_BUILTINS = frozenset(
-    (*BUILTIN_ORDER, "patch", "websearch", "codesearch", "question", "batch", "invalid")
+    (*BUILTIN_ORDER, "task", "patch", "websearch", "codesearch", "question", "batch", "invalid")
 )
 
 _MAX_NODES = 100_000  # alias bombs expand to far more

@@ -1,7 +1,7 @@
 """Custom tools: files in ``.opencode/tools/`` (Python, or OpenCode's own JS/TS) and plugins.
 
-``tool`` (also exported as ``tools.tool``: ``from tools import tool``) is what a Python
-tool file calls; ``CustomTools`` is what ``ToolHost`` uses to load them.
+``tool`` is what a Python tool file calls (as ``from tools import tool``: the module
+``tools.tool`` forwards calls here); ``CustomTools`` is what ``ToolHost`` uses to load them.
 """
 
 from tools.custom.api import CustomContext, ToolDefinitionError, ToolSpec, tool

@@ -1,7 +1,6 @@
-"""todowrite / todoread: the session's task list (reference §6.12).
+"""``todowrite``: replace the session's task list (reference §6.12).
 
-Both tools live in one module because they share the item model and the title
-rule; the registry loads ``tools.builtin.todo`` once and gets both.
+``todoread`` (its own module) shows the same list with the same title rule.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from tools.context import ToolContext
 from tools.result import ToolResult
-from tools.tool import Annotations, define
+from tools.tool import define
 
 
 class TodoItem(BaseModel):
@@ -29,7 +28,7 @@ class TodoWriteParams(BaseModel):
     todos: list[TodoItem] = Field(description="The whole updated list; it replaces the old one")
 
 
-def _result(todos: list[dict]) -> ToolResult:
+def todo_result(todos: list[dict]) -> ToolResult:
     unfinished = sum(1 for item in todos if item["status"] != "completed")
     return ToolResult(
         title=f"{unfinished} todos",
@@ -42,24 +41,12 @@ async def write_todos(args: TodoWriteParams, ctx: ToolContext) -> ToolResult:
     await ctx.ask("todowrite", ["*"], ["*"])
     todos = [item.model_dump(exclude_none=True) for item in args.todos]
     ctx.session.todos = todos
-    return _result(todos)
+    return todo_result(todos)
 
 
-async def read_todos(args: BaseModel, ctx: ToolContext) -> ToolResult:
-    await ctx.ask("todoread", ["*"], ["*"])
-    return _result(ctx.session.todos)
-
-
-todowrite = define(
+tool = define(
     "todowrite",
     parameters=TodoWriteParams,
     execute=write_todos,
     kind="think",
 )
-todoread = define(
-    "todoread",
-    execute=read_todos,
-    kind="think",
-    annotations=Annotations(read_only=True, idempotent=True),
-)
-tools = [todowrite, todoread]
