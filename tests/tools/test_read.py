@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import RecordingEditor
 from tools.abort import Aborted, AbortSignal
 from tools.builtin import read
+from tools.fsio import pages
 from tools.host import ToolHost
 
 
@@ -229,7 +230,7 @@ async def test_file_under_the_count_cap_reports_its_total(run, worktree: Path) -
 
 async def test_file_over_the_count_cap_reports_no_total(run, worktree: Path) -> None:
     path = repeat_lines(worktree / "big.log", 12 * 1024 * 1024)
-    assert path.stat().st_size > read.COUNT_CAP
+    assert path.stat().st_size > pages.COUNT_CAP
     result = await run("read", {"filePath": str(path)})
     assert result.output.endswith(
         "2000: line 1000\n\n(Showing lines 1-2000. Use offset=2001 to continue.)\n</content>"
@@ -287,7 +288,7 @@ def test_cancelled_reads_stop_in_their_loops(worktree: Path, offset: int) -> Non
     signal = AbortSignal()
     signal.abort()
     with pytest.raises(Aborted):
-        read._read_file(path, offset, 2000, signal)
+        pages.read_page(path, offset, 2000, signal)
 
 
 # --- directories ------------------------------------------------------------------------

@@ -1,19 +1,17 @@
 """``read``: a page of a file's lines, a directory's entries, or an image/PDF (reference §6.1).
 
-Files are streamed from a binary handle: only the lines up to the requested page are
-scanned (newlines counted in chunks) and each line keeps at most its first 2000
-characters in memory, so the first page of a 1 GB file, or of a file that is one 500 MB
-line, costs about what the first page of a small file costs.
+Files are streamed by ``tools.fsio.pages``: the first page of a 1 GB file, or of a file
+that is one 500 MB line, costs about what the first page of a small file costs.
 
 Deliberate differences from OpenCode (v1.x, newest format):
 
 - The "of N" total needs every remaining line counted. We count them only when at most
-  ``COUNT_CAP`` bytes follow the page; past that, the footer is
+  ``tools.fsio.pages.COUNT_CAP`` bytes follow the page; past that, the footer is
   ``(Showing lines A-B. Use offset=B+1 to continue.)``, without a total.
 - Lines end at ``\\n`` (a ``\\r`` before it is dropped); a lone ``\\r`` does not end a line
   as it does in Node's readline. Line numbers therefore agree with grep (ripgrep).
 - Text is UTF-8 (a UTF-8 BOM is dropped); when the first 4 KiB are not valid UTF-8 the
-  file is read as latin-1, as ``tools.fsio`` reads it for edits, so the model sees the
+  file is read as latin-1, as ``tools.fsio.text`` reads it for edits, so the model sees the
   characters an edit will match. As in OpenCode, UTF-16/32 text contains NUL bytes and
   is refused as binary. The 2000-character cut counts code points, not UTF-16 units.
 - Media is recognised by its magic bytes only; a media extension (``.png``, ``.pdf`` ...)
@@ -32,20 +30,19 @@ are not implemented here: ``metadata.loaded`` is always ``[]``.
 from __future__ import annotations
 
 import base64
-import codecs
 import logging
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
 from tools.abort import AbortSignal
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
+from tools.fsio import ABORT_EVERY_LINES, MAX_BYTES, Media, Page, page_of_text, read_page
 from tools.paths import assert_external_directory, relative, resolve
 from tools.result import Attachment, ToolResult
 from tools.tool import Annotations, define
@@ -55,38 +52,9 @@ log = logging.getLogger("toolhost.tools.read")
 DEFAULT_LIMIT = 2000
 SMALL_FILE = 64 * 1024
 T = TypeVar("T")
-MAX_LINE_LENGTH = 2000
-LINE_SUFFIX = f"... (line truncated to {MAX_LINE_LENGTH} chars)"
-MAX_BYTES = 50 * 1024
 MAX_BYTES_LABEL = f"{MAX_BYTES // 1024} KB"
 PREVIEW_LINES = 20
 MAX_SUGGESTIONS = 3
-MAX_MEDIA_BYTES = 20 * 1024 * 1024
-SAMPLE_BYTES = 4096
-COUNT_CAP = 8 * 1024 * 1024  # bytes after the page we are willing to scan for the total
-CHUNK_BYTES = 1024 * 1024
-# A UTF-8 character is at most 4 bytes, so this many bytes always decode to more than
-# MAX_LINE_LENGTH characters: enough to show a cut line without holding all of it.
-HEAD_BYTES = (MAX_LINE_LENGTH + 1) * 4
-ABORT_EVERY_LINES = 4096
-
-BINARY_EXTENSIONS = frozenset(
-    {
-        *(".zip", ".tar", ".gz", ".7z", ".jar", ".war", ".class", ".wasm", ".pyc", ".pyo"),
-        *(".exe", ".dll", ".so", ".bin", ".dat", ".obj", ".o", ".a", ".lib"),
-        *(".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".odt", ".ods", ".odp"),
-    }
-)
-MEDIA_EXTENSIONS = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-    ".pdf": "application/pdf",
-}
-# Bytes 0-8 and 14-31: control characters that do not occur in text (tab..CR are 9-13).
-_CONTROL = bytes(range(9)) + bytes(range(14, 32))
 
 
 class ReadParams(BaseModel):
@@ -105,45 +73,6 @@ class ReadParams(BaseModel):
         ge=1,
         description=f"The maximum number of lines (or entries) to read (default {DEFAULT_LIMIT})",
     )
-
-
-@dataclass(frozen=True)
-class Page:
-    offset: int
-    lines: list[str]
-    count: int | None  # total lines in the file; None when counting them would cost too much
-    more: bool  # lines remain after this page
-    cut: bool  # the page stopped at the byte budget
-
-
-@dataclass(frozen=True)
-class Media:
-    mime: str
-    data: bytes
-
-
-class _PageBuilder:
-    """Collects display lines until the line limit or the byte budget is reached."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.lines: list[str] = []
-        self.bytes = 0
-
-    @property
-    def full(self) -> bool:
-        return len(self.lines) >= self.limit
-
-    def add(self, text: str) -> bool:
-        """Add one line; False (and nothing added) when it would exceed the byte budget."""
-        if len(text) > MAX_LINE_LENGTH:
-            text = text[:MAX_LINE_LENGTH] + LINE_SUFFIX
-        size = len(text.encode("utf-8", "surrogatepass")) + (1 if self.lines else 0)
-        if self.bytes + size > MAX_BYTES:
-            return False
-        self.lines.append(text)
-        self.bytes += size
-        return True
 
 
 # --- the tool ---------------------------------------------------------------------------
@@ -174,9 +103,9 @@ async def execute(args: ReadParams, ctx: ToolContext) -> ToolResult:
     small = info.st_size <= SMALL_FILE and (unsaved is None or len(unsaved) <= SMALL_FILE)
     run = _inline if small else ctx.run_blocking
     if unsaved is not None:
-        content: Page | Media = await run(_page_of_text, unsaved, offset, limit, ctx.abort)
+        content: Page | Media = await run(page_of_text, unsaved, offset, limit, ctx.abort)
     else:
-        content = await run(_read_file, path, offset, limit, ctx.abort)
+        content = await run(read_page, path, offset, limit, ctx.abort)
     if isinstance(content, Media):
         return _media_result(path, title, content)
     _check_in_range(content)
@@ -302,7 +231,7 @@ def _directory_result(
     )
 
 
-# --- blocking work (run in a worker thread) ---------------------------------------------
+# --- directories and near misses (run in a worker thread) ------------------------------
 
 
 def _displayable(name: str) -> str:
@@ -351,166 +280,6 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()  # follows symlinks: a link to a directory lists as one
     except OSError:
         return False
-
-
-def _read_file(path: Path, offset: int, limit: int, abort: AbortSignal) -> Page | Media:
-    try:
-        with open(path, "rb") as handle:
-            sample = handle.read(SAMPLE_BYTES)
-            size = os.fstat(handle.fileno()).st_size
-            sniffed = _sniff(sample)
-            claimed = sniffed or MEDIA_EXTENSIONS.get(path.suffix.lower())
-            if claimed and size > MAX_MEDIA_BYTES:
-                raise _media_too_large(path)
-            if sniffed:
-                handle.seek(0)
-                data = handle.read(MAX_MEDIA_BYTES + 1)
-                if len(data) > MAX_MEDIA_BYTES:  # it grew since the stat
-                    raise _media_too_large(path)
-                return Media(sniffed, data)
-            if _is_binary(path, sample):
-                raise ToolError(f"Cannot read binary file: {path}")
-            encoding, start = _text_encoding(sample)
-            handle.seek(start)
-            return _page_of_stream(handle, encoding, offset, limit, abort)
-    except OSError as error:
-        raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
-
-
-def _media_too_large(path: Path) -> ToolError:
-    return ToolError(f"Media exceeds {MAX_MEDIA_BYTES} byte ingestion limit: {path}")
-
-
-def _sniff(head: bytes) -> str | None:
-    """The media type announced by the content's magic bytes, whatever the file's name."""
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    if head.startswith(b"%PDF-"):
-        return "application/pdf"
-    return None
-
-
-def _is_binary(path: Path, sample: bytes) -> bool:
-    if path.suffix.lower() in BINARY_EXTENSIONS:
-        return True
-    if not sample:
-        return False
-    if b"\0" in sample:
-        return True
-    control = len(sample) - len(sample.translate(None, _CONTROL))
-    return control / len(sample) > 0.3
-
-
-def _text_encoding(sample: bytes) -> tuple[str, int]:
-    """The encoding to decode lines with, and where the text starts (after a BOM)."""
-    if sample.startswith(codecs.BOM_UTF8):
-        return "utf-8", len(codecs.BOM_UTF8)
-    try:
-        # final=False: the sample may end inside a multi-byte character.
-        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
-    except UnicodeDecodeError:
-        return "latin-1", 0
-    return "utf-8", 0
-
-
-def _page_of_stream(
-    handle: BinaryIO, encoding: str, offset: int, limit: int, abort: AbortSignal
-) -> Page:
-    skipped = _skip_lines(handle, offset - 1, abort)
-    if skipped < offset - 1:
-        return Page(offset, [], count=skipped, more=False, cut=False)
-    page = _PageBuilder(limit)
-    count = skipped
-    while True:
-        line = _next_line(handle, abort)
-        if line is None:
-            return Page(offset, page.lines, count=count, more=False, cut=False)
-        count += 1
-        if count % ABORT_EVERY_LINES == 0:
-            abort.check()
-        if not page.add(line.decode(encoding, "replace")):
-            return Page(offset, page.lines, count=None, more=True, cut=True)
-        if page.full:
-            rest = _count_rest(handle, abort)
-            total = None if rest is None else count + rest
-            more = rest is None or rest > 0
-            return Page(offset, page.lines, count=total, more=more, cut=False)
-
-
-def _skip_lines(handle: BinaryIO, wanted: int, abort: AbortSignal) -> int:
-    """Move past ``wanted`` lines; return how many there were (fewer at end of file)."""
-    seen = 0
-    partial = False  # the last chunk ended inside a line
-    while seen < wanted:
-        abort.check()
-        start = handle.tell()
-        chunk = handle.read(CHUNK_BYTES)
-        if not chunk:
-            return seen + (1 if partial else 0)
-        newlines = chunk.count(b"\n")
-        if seen + newlines >= wanted:
-            tail = chunk.split(b"\n", wanted - seen)[-1]
-            handle.seek(start + len(chunk) - len(tail))
-            return wanted
-        seen += newlines
-        partial = not chunk.endswith(b"\n")
-    return seen
-
-
-def _next_line(handle: BinaryIO, abort: AbortSignal) -> bytes | None:
-    """The next line without its line ending; a long line only up to ``HEAD_BYTES``."""
-    head = handle.readline(HEAD_BYTES)
-    if not head:
-        return None
-    if head.endswith(b"\n"):
-        return head[:-1].removesuffix(b"\r")
-    if len(head) < HEAD_BYTES:  # the last line, without a newline
-        return head.removesuffix(b"\r")
-    while True:  # drop the rest of a long line a chunk at a time
-        abort.check()
-        rest = handle.readline(CHUNK_BYTES)
-        if not rest or rest.endswith(b"\n"):
-            return head
-
-
-def _count_rest(handle: BinaryIO, abort: AbortSignal) -> int | None:
-    """Lines from the current position (a line start) to the end; None past ``COUNT_CAP``."""
-    info = os.fstat(handle.fileno())
-    if stat.S_ISREG(info.st_mode) and info.st_size - handle.tell() > COUNT_CAP:
-        return None
-    newlines = scanned = 0
-    last = b""
-    while chunk := handle.read(CHUNK_BYTES):
-        abort.check()
-        scanned += len(chunk)
-        if scanned > COUNT_CAP:  # the file grew, or its size was not known (/proc)
-            return None
-        newlines += chunk.count(b"\n")
-        last = chunk[-1:]
-    return newlines + (1 if last and last != b"\n" else 0)
-
-
-def _page_of_text(text: str, offset: int, limit: int, abort: AbortSignal) -> Page:
-    """A page of an editor buffer, split the same way as a file on disk."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # text ending in a newline has no extra empty line
-    total = len(lines)
-    page = _PageBuilder(limit)
-    for index in range(offset - 1, total):
-        if index % ABORT_EVERY_LINES == 0:
-            abort.check()
-        if page.full:
-            return Page(offset, page.lines, count=total, more=True, cut=False)
-        if not page.add(lines[index].removesuffix("\r")):
-            return Page(offset, page.lines, count=total, more=True, cut=True)
-    return Page(offset, page.lines, count=total, more=False, cut=False)
 
 
 tool = define(
