@@ -26,7 +26,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from server.documents import OpenDocument, uri_to_path
 from tools.changes import diagnostics as diag
 from tools.changes.diff import PositionEncoding, diff_texts
-from tools.editor import Diagnostics, EditorBridge
+from tools.editor import Diagnostics, EditorBridge, EditorRefusal
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
 from tools.paths import relative
@@ -34,15 +34,11 @@ from tools.permission import PermissionReply, PermissionRequest
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
-    from tools.changes.commit import PreparedChange
+    from tools.changes.changeset import PreparedChange
     from tools.context import ToolContext
 
 log = logging.getLogger("toolhost.bridge")
 
-# initializationOptions.diagnostics.waitMs: how long an edit waits for the editor's
-# language servers to report on the changed file.
-DEFAULT_DIAGNOSTICS_WAIT_MS = 3000
-MAX_DIAGNOSTICS_WAIT_MS = 60_000
 # Beyond waitMs, how long an editor may take to answer before it counts as not answering.
 ANSWER_GRACE_SECONDS = 2.0
 LSP_TIMEOUT_SECONDS = 60.0
@@ -51,9 +47,6 @@ NO_SERVER = "No LSP server available for this file type."
 # call sees the edited buffer) and for editor/saveDocuments.
 SETTLE_SECONDS = 1.0
 SAVE_TIMEOUT_SECONDS = 10.0
-# A refused edit shows the file around it: this many lines either side, this many at most.
-CONTEXT_LINES = 3
-MAX_SHOWN_LINES = 40
 BOM_CHAR = "\ufeff"
 
 # window/showMessageRequest fallback: button title -> reply.
@@ -111,11 +104,6 @@ class LspEditorBridge(EditorBridge):
 
     # --- diagnostics and LSP requests ----------------------------------------------------
 
-    @property
-    def diagnostics_wait_ms(self) -> int:
-        params = self.server.initialize_params
-        return diagnostics_wait_ms(params.initialization_options if params else None)
-
     def open_documents(self) -> list[Path]:
         return self.server.documents.open_paths()
 
@@ -124,7 +112,7 @@ class LspEditorBridge(EditorBridge):
     ) -> Diagnostics | None:
         if "diagnostics" not in self.flags or not paths:
             return {}
-        wait = self.diagnostics_wait_ms if wait_ms is None else wait_ms
+        wait = self.server.state.options.diagnostics_wait_ms if wait_ms is None else wait_ms
         params = {"uris": [path.as_uri() for path in paths], "waitMs": wait}
         try:
             answer = await asyncio.wait_for(
@@ -234,18 +222,6 @@ class LspEditorBridge(EditorBridge):
         return PermissionReply(ACTIONS.get(title, "reject"))  # dismissed: no
 
 
-def diagnostics_wait_ms(options: Any) -> int:
-    """``initializationOptions.diagnostics.waitMs``, else the default (3000)."""
-    section = options.get("diagnostics") if isinstance(options, Mapping) else None
-    value = section.get("waitMs") if isinstance(section, Mapping) else None
-    if value is None:
-        return DEFAULT_DIAGNOSTICS_WAIT_MS
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        log.warning("initializationOptions.diagnostics.waitMs must be a number >= 0; using 3000")
-        return DEFAULT_DIAGNOSTICS_WAIT_MS
-    return int(min(value, MAX_DIAGNOSTICS_WAIT_MS))
-
-
 def diagnostics_by_path(answer: Any, asked: list[Path]) -> Diagnostics:
     """``{items: [{uri, diagnostics}]}`` -> {path: diagnostics}, under the paths asked for."""
     items = answer.get("items") if isinstance(answer, Mapping) else None
@@ -280,7 +256,7 @@ async def write_through_editor(
 
     False when the buffer is clean but holds other text than the change was made
     from: it is older than the disk (a command changed the file), so the editor
-    will reload it from the disk.  Raises ToolError when the editor refuses.
+    will reload it from the disk.  Raises EditorRefusal when the editor refuses.
     """
     change = prepared.change
     document = server.documents.snapshot(change.path, server.workspace)
@@ -295,11 +271,11 @@ async def write_through_editor(
         raise refusal(
             server,
             change.path,
-            prepared.diff.edits,
             "the text in the editor changed after the edit was prepared (the user is typing in it)",
         )
     rel = relative(change.path, ctx.worktree)
-    target = bom + change.after
+    assert change.after is not None, "a deletion never goes through the editor"
+    target = bom + change.after.text
     edits = diff_texts(document.text, target, rel, position_encoding=encoding_of(server)).edits
     disk_before = await ctx.run_blocking(read_bytes, change.path)
     if edits:
@@ -314,7 +290,7 @@ async def undo_through_editor(
     server: ToolhostServer, ctx: ToolContext, prepared: PreparedChange
 ) -> None:
     """Give the buffer back the text it had before ``prepared`` (not saved: the caller
-    restores the disk).  Raises ToolError when the editor refuses."""
+    restores the disk).  Raises EditorRefusal when the editor refuses."""
     change = prepared.change
     document = server.documents.snapshot(change.path, server.workspace)
     if document is None:
@@ -335,7 +311,7 @@ async def apply_edit(
     label: str,
     prepared: PreparedChange,
 ) -> None:
-    """workspace/applyEdit with one versioned TextDocumentEdit; ToolError when not applied."""
+    """workspace/applyEdit with one versioned TextDocumentEdit; EditorRefusal when not applied."""
     params = types.ApplyWorkspaceEditParams(
         edit=types.WorkspaceEdit(
             document_changes=[
@@ -356,11 +332,11 @@ async def apply_edit(
     except Exception as error:
         message = error.message if isinstance(error, JsonRpcException) else str(error)
         reason = f"the editor answered workspace/applyEdit with an error ({message})"
-        raise refusal(server, prepared.change.path, prepared.diff.edits, reason) from None
+        raise refusal(server, prepared.change.path, reason) from None
     applied, failure = apply_result(result)
     if not applied:
         reason = f"the editor refused it ({failure})" if failure else "the editor refused it"
-        raise refusal(server, prepared.change.path, prepared.diff.edits, reason)
+        raise refusal(server, prepared.change.path, reason)
 
 
 def apply_result(result: Any) -> tuple[bool, str]:
@@ -431,34 +407,9 @@ async def settle(server: ToolhostServer, path: Path, text: str) -> None:
     log.info("the editor did not report the edited text of %s in time", path)
 
 
-def refusal(
-    server: ToolhostServer, path: Path, edits: list[dict[str, Any]], reason: str
-) -> ToolError:
-    """The failed result: what went wrong, and the file as it is now around the edit."""
-    text = current_text(server, path)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    lines = [line.removesuffix("\r") for line in lines]
-    head = f"The edit to {path} was not applied: {reason}. Nothing was written."
-    if not lines:
-        return ToolError(f"{head} The file is now empty. Make the edit again against it.")
-    first = min((e["range"]["start"]["line"] for e in edits), default=0)
-    last = max((last_line(e["range"]) for e in edits), default=0)
-    start = max(0, min(first, len(lines) - 1) - CONTEXT_LINES)
-    end = min(len(lines), last + 1 + CONTEXT_LINES, start + MAX_SHOWN_LINES)
-    numbered = "\n".join(f"{n + 1}: {lines[n]}" for n in range(start, end))
-    return ToolError(
-        f"{head} Around the edit, the file now reads (lines {start + 1}-{end} of "
-        f"{len(lines)}):\n<content>\n{numbered}\n</content>\nMake the edit again against this "
-        "content (read the file first if you need more of it)."
-    )
-
-
-def last_line(range_: dict[str, Any]) -> int:
-    """The last line a range touches (an end at the start of a line stops before it)."""
-    start, end = range_["start"]["line"], range_["end"]["line"]
-    return end - 1 if end > start and range_["end"]["character"] == 0 else end
+def refusal(server: ToolhostServer, path: Path, reason: str) -> EditorRefusal:
+    """The editor would not take the change: why, with what a read would serve now."""
+    return EditorRefusal(reason, current_text(server, path))
 
 
 def current_text(server: ToolhostServer, path: Path) -> str:

@@ -124,17 +124,19 @@ def list_tools(args: argparse.Namespace) -> int:
         model = _model(args.model)
         if model is None:
             return _usage(f"--model must be PROVIDER/MODEL, e.g. openai/gpt-5 (got {args.model!r})")
-    host, loaded = _load_host(_directory(args.cwd))
+    from tools.worktree import open_worktree, problem_lines, problems
+
+    host, loaded = open_worktree(_directory(args.cwd))
     try:
         tools = host.offered(
             model=model, capabilities=EditorBridge().capabilities(), agent=args.agent
         )
-        problems = _problems(loaded, host)
+        found = problems(loaded, host)
         if args.json:
             listing = {
                 "tools": [tool.to_wire() for tool in tools],
                 "overridden": sorted(host.registry.overridden),
-                "problems": problems,
+                "problems": [problem.to_json() for problem in found],
             }
             print(json.dumps(listing, indent=2))
             return 0
@@ -142,9 +144,9 @@ def list_tools(args: argparse.Namespace) -> int:
         for tool in tools:
             first_line = tool.description.strip().splitlines()[0] if tool.description else ""
             print(f"{tool.id:<{width}}  {first_line}{_origin(host, tool.id)}")
-        if problems:
+        if found:
             print()
-            for line in _problem_lines(loaded, host):
+            for line in problem_lines(loaded, host):
                 print(line)
     finally:
         host.close()
@@ -167,10 +169,11 @@ def run_tool(args: argparse.Namespace) -> int:
     import asyncio
 
     from tools.editor import EditorBridge
+    from tools.worktree import open_worktree, problem_lines
 
     # Each run is a fresh session, so "read the file first" could never be satisfied.
-    host, loaded = _load_host(_directory(args.cwd), read_before_write=False)
-    for line in _problem_lines(loaded, host):
+    host, loaded = open_worktree(_directory(args.cwd), read_before_write=False)
+    for line in problem_lines(loaded, host):
         print(f"toolhost: warning: {line}", file=sys.stderr)
     try:
         result = asyncio.run(
@@ -185,50 +188,10 @@ def run_tool(args: argparse.Namespace) -> int:
     return 1 if result.is_error else 0
 
 
-def _load_host(directory: Path, **options: Any) -> tuple[Any, Any]:
-    """A ToolHost for ``directory`` with its config files and custom tools, as the server has."""
-    from tools.config.files import load_config
-    from tools.host import ToolHost
-
-    loaded = load_config(directory)
-    return ToolHost(directory, config=loaded.config, load_custom=True, **options), loaded
-
-
 def _origin(host: Any, tool_id: str) -> str:
     if tool_id in host.registry.overridden:
         return f"  (custom, replaces built-in {tool_id})"
     return "  (custom)" if host.registry.is_custom(tool_id) else ""
-
-
-def _problems(loaded: Any, host: Any) -> list[dict[str, Any]]:
-    """Every config file and custom tool file that could not be used, for ``--json``."""
-    found: list[dict[str, Any]] = [
-        {
-            "kind": "config",
-            "file": problem.source,
-            "line": problem.line,
-            "column": problem.column,
-            "key": problem.key,
-            "message": problem.message,
-        }
-        for problem in loaded.problems
-    ]
-    found += [
-        {"kind": "custom", "file": problem.file, "message": problem.reason}
-        for problem in host.custom_problems
-    ]
-    return found
-
-
-def _problem_lines(loaded: Any, host: Any) -> list[str]:
-    lines = [f"config not used: {problem}" for problem in loaded.problems]
-    if lines:
-        lines.append(
-            "until the config is fixed, edits, commands and web fetches ask first "
-            "(the deny rules of the files that were read still apply)"
-        )
-    lines += [f"custom tool not loaded: {problem}" for problem in host.custom_problems]
-    return lines
 
 
 def _model(value: str) -> Any:

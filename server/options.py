@@ -26,6 +26,11 @@ from tools.permission import Ruleset, rules_from_config
 # initializationOptions.editor: the client requests a client says it answers.
 EDITOR_FLAGS = ("permissionAsk", "applyEdit", "diagnostics", "openDocument", "lsp", "task")
 
+# initializationOptions.diagnostics.waitMs: how long an edit waits for the editor's
+# language servers to report on the changed file.
+DEFAULT_DIAGNOSTICS_WAIT_MS = 3000
+MAX_DIAGNOSTICS_WAIT_MS = 60_000
+
 # What an invalid config falls back to: anything that changes files, runs commands or
 # reaches the network asks first.
 FAIL_CLOSED_RULES = {"edit": "ask", "bash": "ask", "webfetch": "ask"}
@@ -38,6 +43,7 @@ class InitOptions:
     model: ModelRef | None = None
     config: Config = field(default_factory=Config)
     editor: frozenset[str] = frozenset()
+    diagnostics_wait_ms: int = DEFAULT_DIAGNOSTICS_WAIT_MS
     config_error: str | None = None  # set when the config was invalid and fell back
     # initializationOptions.config as sent (load_config reads it with the files)
     raw_config: Any = field(default=None, hash=False)
@@ -77,6 +83,7 @@ def parse_options(raw: Any) -> tuple[InitOptions, list[str]]:
             model=model,
             config=config,
             editor=parse_editor_flags(raw.get("editor"), problems),
+            diagnostics_wait_ms=parse_diagnostics_wait(raw.get("diagnostics"), problems),
             config_error=config_error,
             raw_config=raw.get("config"),
         ),
@@ -102,6 +109,20 @@ def parse_editor_flags(raw: Any, problems: list[str]) -> frozenset[str]:
         elif value:
             flags.add(name)
     return frozenset(flags)
+
+
+def parse_diagnostics_wait(section: Any, problems: list[str]) -> int:
+    """``diagnostics.waitMs``: a number of milliseconds >= 0, capped; else the default."""
+    value = section.get("waitMs") if isinstance(section, Mapping) else None
+    if value is None:
+        return DEFAULT_DIAGNOSTICS_WAIT_MS
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        problems.append(
+            "initializationOptions.diagnostics.waitMs must be a number >= 0, "
+            f"got {json_type(value)}; using {DEFAULT_DIAGNOSTICS_WAIT_MS}"
+        )
+        return DEFAULT_DIAGNOSTICS_WAIT_MS
+    return int(min(value, MAX_DIAGNOSTICS_WAIT_MS))
 
 
 def parse_config(raw: Any) -> tuple[Config, str | None]:

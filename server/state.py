@@ -27,10 +27,10 @@ from lsprotocol import types
 
 from server.options import InitOptions, harden, parse_options
 from server.watch import PollingWatcher
-from tools.config.files import LoadedConfig, config_paths, load_config
-from tools.config.rules import Config, ConfigProblem, merge
-from tools.custom.loader import LoadProblem
+from tools.config.files import LoadedConfig, config_paths
+from tools.config.rules import Config, ConfigProblem
 from tools.host import ToolHost, new_id
+from tools.worktree import custom_notice, read_config, reload_custom
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
@@ -73,13 +73,6 @@ async def in_daemon_thread(fn: Callable[[], T]) -> T:
 
     threading.Thread(target=work, name=f"toolhost-{fn.__name__}", daemon=True).start()
     return await future
-
-
-def custom_notice(problem: LoadProblem) -> str:
-    return (
-        f"toolhost: the custom tool file {problem.file} was not loaded: {problem.reason}. "
-        "Every other tool is available."
-    )
 
 
 @dataclass
@@ -159,21 +152,10 @@ class ServerState:
             self._server.protocol.notify(LIST_CHANGED, {})
 
     def _read_config(self) -> LoadedConfig:
-        worktree = self.host.worktree
-        try:
-            return load_config(worktree, self.options.raw_config)
-        except Exception as error:  # a fault in the reader must not leave the defaults on
-            log.exception("reading the config files failed")
-            message = f"toolhost could not read its config files ({error})"
-            problem = ConfigProblem(worktree, None, None, message)
-            return LoadedConfig(merge([], [problem]), (), tuple(config_paths(worktree)))
+        return read_config(self.host.worktree, self.options.raw_config)
 
     def _reload_custom(self) -> bool:
-        try:
-            return self.host.reload_custom()
-        except Exception:  # the loader reports each file's faults; this is a fault in it
-            log.exception("loading the custom tools failed")
-            return False
+        return reload_custom(self.host)
 
     def _apply(self, loaded: LoadedConfig) -> bool:
         """Use ``loaded``; True when the effective config changed."""

@@ -17,7 +17,7 @@ from tools.fsio import atomic_write
 from tools.permission import PermissionReply, PermissionRequest, headless_rejection
 
 if TYPE_CHECKING:
-    from tools.changes.commit import PreparedChange
+    from tools.changes.changeset import PreparedChange
     from tools.context import ToolContext
 
 Diagnostics = dict[Path, list[dict[str, Any]]]
@@ -27,6 +27,19 @@ NO_LSP = (
     "initializationOptions.editor), so no language server can be asked. Use grep and read "
     "to find definitions and references instead."
 )
+
+
+class EditorRefusal(Exception):
+    """The editor would not take a change, so nothing was changed.
+
+    ``current_text`` is what a read would serve now (the buffer, else the disk): the
+    pipeline shows the model the file around the change (``tools.changes.failures``).
+    """
+
+    def __init__(self, reason: str, current_text: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.current_text = current_text
 
 
 class EditorBridge:
@@ -67,7 +80,7 @@ class EditorBridge:
     async def write_change(self, ctx: ToolContext, prepared: PreparedChange) -> None:
         """Land a change on disk; an editor with the file open applies it to the buffer.
 
-        Raises ToolError when the editor refuses the change (nothing was changed then).
+        Raises EditorRefusal when the editor refuses the change (nothing was changed then).
         Either way, when this returns the disk holds the new content; an editor that
         saved something else (a format-on-save) sets ``prepared.note``.
         """

@@ -13,9 +13,8 @@ import pytest
 from tests.conftest import RecordingEditor, Runner
 from tests.tools.helpers import ask_for_edits, make, mark_read
 from tools.builtin import edit, multiedit, write
-from tools.changes.commit import PreparedChange
+from tools.changes import transaction
 from tools.changes.diff import apply_text_edits
-from tools.context import ToolContext
 from tools.host import ToolHost
 from tools.result import ToolResult
 
@@ -285,17 +284,17 @@ async def test_special_file_is_refused(run: Runner, worktree: Path) -> None:
     assert result.output == f"Not a regular file: {fifo}"
 
 
-class FullDiskEditor(RecordingEditor):
-    async def write_change(self, ctx: ToolContext, prepared: PreparedChange) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
+def full_disk(path: Path, data: bytes, mode: int | None = None) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
 
 
-async def test_write_failure_is_reported(host: ToolHost, worktree: Path) -> None:
+async def test_write_failure_is_reported(
+    host: ToolHost, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = worktree / "f.txt"
+    monkeypatch.setattr(transaction, "atomic_write", full_disk)
 
-    result = await host.execute(
-        "write", {"filePath": str(path), "content": "x"}, editor=FullDiskEditor()
-    )
+    result = await host.execute("write", {"filePath": str(path), "content": "x"})
 
     assert result.is_error
     assert result.metadata["error"] == "failed"

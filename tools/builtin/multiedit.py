@@ -12,17 +12,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.builtin.edit import (
-    OUTPUT,
+from tools.changes import diagnostics
+from tools.changes.changeset import new_text
+from tools.changes.commit import commit, locked
+from tools.changes.load import (
     apply_edit,
-    commit_change,
     load,
     load_existing,
     require_path,
+    single_file,
     whole_text,
 )
-from tools.changes import diagnostics
-from tools.changes.commit import FileChange
 from tools.changes.replacers import IDENTICAL
 from tools.context import ToolContext
 from tools.errors import ToolError
@@ -30,6 +30,8 @@ from tools.fsio import TextFile
 from tools.paths import assert_external_directory, relative
 from tools.result import ToolResult
 from tools.tool import Annotations, define
+
+OUTPUT = "Edit applied successfully."
 
 
 class EditEntry(BaseModel):
@@ -89,20 +91,24 @@ async def execute(args: MultiEditParams, ctx: ToolContext) -> ToolResult:
     path = require_path(args.filePath, ctx)
     await assert_external_directory(ctx, path, "file")
     creates = args.edits[0].oldString == ""
-    async with ctx.host.sessions.file_lock(path):
+    rel = relative(path, ctx.worktree)
+    async with locked(ctx, [path]):
         if creates:
-            before = await load(ctx, path)
+            before, unsaved = await load(ctx, path)
         else:
-            before = await load_existing(ctx, path)
+            before, unsaved = await load_existing(ctx, path)
             ctx.session.assert_fresh(path)
         after, results, bom_discarded = await ctx.run_blocking(apply_all, path, before, args.edits)
-        committed = await commit_change(ctx, FileChange(path, before, after))
+        changeset = single_file(new_text(path, before, after), unsaved)
+        committed = await commit(
+            ctx, changeset, title=f"Edit {rel}", ask_metadata={"filepath": str(path)}
+        )
     metadata = committed.metadata
     metadata.update(filepath=str(path), results=results)
     if bom_discarded:
         metadata["bomDiscarded"] = True
     output = OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text
-    return ToolResult(title=relative(path, ctx.worktree), output=output, metadata=metadata)
+    return ToolResult(title=rel, output=output, metadata=metadata)
 
 
 tool = define(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from tools.builtin.edit import commit_change, load, require_path, whole_text
 from tools.changes import diagnostics
-from tools.changes.commit import FileChange
+from tools.changes.changeset import new_text
+from tools.changes.commit import commit, locked
+from tools.changes.load import load, require_path, single_file, whole_text
 from tools.context import ToolContext
 from tools.paths import assert_external_directory, relative
 from tools.result import ToolResult
@@ -23,18 +24,26 @@ class WriteParams(BaseModel):
 async def execute(args: WriteParams, ctx: ToolContext) -> ToolResult:
     path = require_path(args.filePath, ctx)
     await assert_external_directory(ctx, path, "file")
-    async with ctx.host.sessions.file_lock(path):
-        before = await load(ctx, path)
+    rel = relative(path, ctx.worktree)
+    async with locked(ctx, [path]):
+        before, unsaved = await load(ctx, path)
         if before is not None:
             ctx.session.assert_fresh(path)
         after, bom_discarded = whole_text(before, args.content)
-        committed = await commit_change(ctx, FileChange(path, before, after), other_files=True)
+        changeset = single_file(new_text(path, before, after), unsaved)
+        committed = await commit(
+            ctx,
+            changeset,
+            title=f"Edit {rel}",
+            ask_metadata={"filepath": str(path)},
+            other_files=True,
+        )
     metadata = committed.metadata
     metadata.update(filepath=str(path), exists=before is not None)
     if bom_discarded:
         metadata["bomDiscarded"] = True
     return ToolResult(
-        title=relative(path, ctx.worktree),
+        title=rel,
         output="Wrote file successfully."
         + diagnostics.write_notice(path, committed.diagnostics)
         + committed.note_text,

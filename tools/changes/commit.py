@@ -1,143 +1,184 @@
-"""Committing file changes: one ask with the diff, then an atomic write per file.
+"""The change pipeline: from a planned change set to files changed, all or nothing.
 
-write, edit and multiedit all end here, so the diff, the ``edit`` permission ask,
-the WorkspaceEdit metadata, the write itself and the diagnostics the change
-introduced are handled in one place.  The editor bridge decides *how* a change
-lands (through the editor's buffer, or straight to disk); this module decides
-*what* lands.
+``edit``, ``write``, ``multiedit`` and ``apply_patch`` plan a ``ChangeSet`` under
+``locked`` and hand it to ``commit``, which runs the steps every change shares:
+
+1. **describe**: each change's diff, its LSP ``WorkspaceEdit`` and its file entry;
+2. **ask**: one ``edit`` ask for the whole set, with every file's diff (a rule that
+   allows it skips the person);
+3. **baseline**: the editor's diagnostics of the files the set keeps;
+4. **write**: files the editor holds go through the editor (its undo, its buffer),
+   the others through one disk ``Transaction``; if any step fails, the editor's
+   buffers and the disk are put back and the model is told what holds now;
+5. **stamp**: the written files count as read (the model saw their new text);
+6. **report**: the diagnostics the change introduced and the metadata (``diff``,
+   ``filediff``, ``files``, ``edit``, ``diagnostics``).
+
+The ask is where a person's answer will narrow the set (some files, some hunks):
+everything after it works from the set it is given.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import logging
+import os
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.changes import diagnostics
-from tools.changes.diff import FileDiff, create_file_edit, diff_texts, trim_diff, workspace_edit
-from tools.fsio import TextFile
+from tools.changes import diagnostics, failures
+from tools.changes.changeset import ChangeSet, FileChange, PreparedChange
+from tools.changes.diff import (
+    FileDiff,
+    create_file_edit,
+    delete_file_edit,
+    diff_texts,
+    trim_diff,
+    workspace_edit,
+)
+from tools.changes.transaction import Transaction, TransactionFailed
+from tools.editor import EditorRefusal
+from tools.errors import ToolError
 from tools.paths import relative
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
 
-
-@dataclass
-class FileChange:
-    path: Path
-    before: TextFile | None  # None: the file does not exist yet
-    after: str  # the new text, without BOM, in the file's own line endings
-    # The new file's encoding, BOM and mode when they are not the old file's (apply_patch).
-    form: TextFile | None = None
-
-    @property
-    def encoded(self) -> bytes:
-        template = self.form or self.before or TextFile("")
-        return template.encode(self.after)
-
-    @property
-    def mode(self) -> int | None:
-        if self.form is not None and self.form.mode is not None:
-            return self.form.mode
-        return self.before.mode if self.before else None
-
-
-@dataclass
-class PreparedChange:
-    change: FileChange
-    diff: FileDiff
-    edit: dict[str, Any]  # the LSP WorkspaceEdit for this file
-    # Set by the editor bridge when the file on disk is not exactly the change (the
-    # editor saved something else, e.g. a format-on-save): said to the model.
-    note: str = ""
-    via_editor: bool = False  # set by the bridge when the editor's buffer took the change
-
-
-@dataclass
-class Committed:
-    metadata: dict[str, Any]  # diff, filediff, edit and diagnostics (by URI)
-    diagnostics: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # new errors
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def note_text(self) -> str:
-        return "".join(f"\n\n{note}" for note in self.notes)
-
-
-def prepare(ctx: ToolContext, change: FileChange) -> PreparedChange:
-    rel = relative(change.path, ctx.worktree)
-    old = change.before.text if change.before else ""
-    diff = diff_texts(old, change.after, rel, old_exists=change.before is not None)
-    uri = change.path.as_uri()
-    edit = (
-        workspace_edit(uri, diff.edits)
-        if change.before is not None
-        else create_file_edit(uri, change.after)
-    )
-    return PreparedChange(change, diff, edit)
-
+log = logging.getLogger("toolhost.tools.changes")
 
 # Above this much text a diff takes milliseconds: worth a worker thread, so a big
 # write does not hold up every other request (and cancellation) on the event loop.
 THREAD_DIFF_CHARS = 256 * 1024
 
 
-async def _prepare_all(ctx: ToolContext, changes: list[FileChange]) -> list[PreparedChange]:
-    def work() -> list[PreparedChange]:
-        return [prepare(ctx, change) for change in changes]
+@contextlib.asynccontextmanager
+async def locked(ctx: ToolContext, paths: Iterable[Path]) -> AsyncIterator[None]:
+    """Hold the locks of ``paths`` (plan and commit inside).
 
-    size = sum(len(c.after) + len(c.before.text if c.before else "") for c in changes)
+    Taken in one order for every caller, so two changes over the same files cannot
+    deadlock; paths that are one file (a symlink and its target) share one lock.
+    """
+    by_file = {os.path.realpath(path): path for path in paths}
+    async with contextlib.AsyncExitStack() as stack:
+        for real in sorted(by_file):
+            await stack.enter_async_context(ctx.host.sessions.file_lock(by_file[real]))
+        yield
+
+
+# --- 1. describe ----------------------------------------------------------------------------
+
+
+@dataclass
+class Described:
+    change: FileChange
+    diff: FileDiff
+    unified: str  # the diff text, with rename headers for a move
+    document_changes: list[dict[str, Any]]
+
+    def entry(self, worktree: Path) -> dict[str, Any]:
+        """The file's line in ``metadata.files``."""
+        change = self.change
+        item: dict[str, Any] = {
+            "filePath": str(change.path),
+            "relativePath": relative(change.target, worktree),
+            "type": change.kind,
+            "patch": self.unified,
+            "additions": self.diff.additions,
+            "deletions": self.diff.deletions,
+        }
+        if change.move_to is not None:
+            item["movePath"] = str(change.move_to)
+        return item
+
+
+def describe(change: FileChange, worktree: Path) -> Described:
+    rel = relative(change.path, worktree)
+    old = change.before.text if change.before else ""
+    new = change.after.text if change.after else ""
+    uri = change.path.as_uri()
+    if change.after is None:
+        diff = diff_texts(old, "", rel, new_exists=False)
+        return Described(change, diff, diff.unified, delete_file_edit(uri)["documentChanges"])
+    if change.before is None:
+        diff = diff_texts("", new, rel, old_exists=False)
+        return Described(change, diff, diff.unified, create_file_edit(uri, new)["documentChanges"])
+    if change.move_to is None:
+        diff = diff_texts(old, new, rel)
+        return Described(change, diff, diff.unified, _text_edit(uri, diff))
+    dest = relative(change.move_to, worktree)
+    diff = dataclasses.replace(diff_texts(old, new, rel), path=dest)
+    rename: dict[str, Any] = {"kind": "rename", "oldUri": uri, "newUri": change.move_to.as_uri()}
+    if change.replaced is not None:
+        rename["options"] = {"overwrite": True}
+    edits = _text_edit(change.move_to.as_uri(), diff)
+    return Described(change, diff, _rename_diff(diff.unified, rel, dest), [rename, *edits])
+
+
+def _text_edit(uri: str, diff: FileDiff) -> list[dict[str, Any]]:
+    return workspace_edit(uri, diff.edits)["documentChanges"] if diff.edits else []
+
+
+def _rename_diff(unified: str, src: str, dest: str) -> str:
+    """git's rendering of a move: rename headers, then the content change if any."""
+    header = f"diff --git a/{src} b/{dest}\n"
+    if not unified:
+        return f"{header}similarity index 100%\nrename from {src}\nrename to {dest}\n"
+    body = unified.split("\n", 1)[1]
+    files = f"--- a/{src}\n+++ b/{src}\n"
+    if body.startswith(files):
+        body = f"--- a/{src}\n+++ b/{dest}\n" + body[len(files) :]
+    return f"{header}rename from {src}\nrename to {dest}\n{body}"
+
+
+async def _describe_all(ctx: ToolContext, changeset: ChangeSet) -> list[Described]:
+    def work() -> list[Described]:
+        return [describe(change, ctx.worktree) for change in changeset.changes]
+
+    size = sum(
+        len(c.after.text if c.after else "") + len(c.before.text if c.before else "")
+        for c in changeset.changes
+    )
     return await ctx.run_blocking(work) if size > THREAD_DIFF_CHARS else work()
 
 
-async def commit(
-    ctx: ToolContext,
-    changes: list[FileChange],
-    *,
-    ask_metadata: dict[str, Any] | None = None,
-    other_files: bool = False,
-) -> Committed:
-    """Ask ``edit`` once for all changes, write them, and collect what they introduced.
+# --- 2. ask -----------------------------------------------------------------------------------
 
-    ``other_files``: also report new errors in the other files the editor has open
-    (``write``).
-    """
-    prepared = await _prepare_all(ctx, changes)
-    unified = "\n".join(p.diff.unified for p in prepared if p.diff.unified)
+
+def ask_patterns(changeset: ChangeSet, worktree: Path) -> list[str]:
+    """What the ask names: every path, move destinations too (otherwise a rule that allows
+    editing only some paths could be bypassed by moving an allowed file elsewhere)."""
+    paths = [c.path for c in changeset.changes] + [
+        c.move_to for c in changeset.changes if c.move_to is not None
+    ]
+    return list(dict.fromkeys(relative(p, worktree) for p in paths))
+
+
+async def _ask(
+    ctx: ToolContext,
+    changeset: ChangeSet,
+    described: list[Described],
+    title: str,
+    ask_metadata: dict[str, Any],
+) -> None:
     await ctx.ask(
         "edit",
-        [relative(p.change.path, ctx.worktree) for p in prepared],
+        ask_patterns(changeset, ctx.worktree),
         ["*"],
         {
-            "filepath": ", ".join(str(p.change.path) for p in prepared),
-            "diff": trim_diff(unified),
+            "diff": "\n".join(trim_diff(d.unified) for d in described if d.unified),
             # The exact change, so a client can preview the proposed text, not rebuild it.
-            "edit": merge_workspace_edits([p.edit for p in prepared]),
-            **(ask_metadata or {}),
+            "edit": {"documentChanges": [dc for d in described for dc in d.document_changes]},
+            "files": [d.entry(ctx.worktree) for d in described],
+            **ask_metadata,
         },
-        title=f"Edit {', '.join(relative(p.change.path, ctx.worktree) for p in prepared)}",
+        title=title,
     )
-    paths = [p.change.path for p in prepared]
-    others = [p for p in ctx.editor.open_documents() if p not in paths] if other_files else []
-    watch = DiagnosticsWatch(ctx, paths, others)
-    await watch.baseline()
-    for item in prepared:
-        await ctx.editor.write_change(ctx, item)
-        if item.note:  # the model must read what the editor saved before editing again
-            ctx.session.read_stamps.pop(str(item.change.path), None)
-        else:
-            ctx.session.record_read(item.change.path)
-    new = await watch.introduced()
-    metadata = {
-        "diff": unified,
-        "filediff": [
-            {"file": p.diff.path, "additions": p.diff.additions, "deletions": p.diff.deletions}
-            for p in prepared
-        ],
-        "edit": merge_workspace_edits([p.edit for p in prepared]),
-        "diagnostics": diagnostics.to_metadata(new),
-    }
-    return Committed(metadata, new, [p.note for p in prepared if p.note])
+
+
+# --- 3. and 6. diagnostics --------------------------------------------------------------------
 
 
 class DiagnosticsWatch:
@@ -172,8 +213,189 @@ class DiagnosticsWatch:
         return diagnostics.introduced_by_file(self.before, ordered)
 
 
-def merge_workspace_edits(edits: list[dict[str, Any]]) -> dict[str, Any]:
-    document_changes: list[Any] = []
-    for edit in edits:
-        document_changes.extend(edit.get("documentChanges", []))
-    return {"documentChanges": document_changes}
+# --- 4. write ---------------------------------------------------------------------------------
+
+
+def disk_transaction(changeset: ChangeSet, skip: frozenset[Path], check: Any) -> Transaction:
+    """Write every changed file but ``skip``, then delete (so a crash part way loses no
+    content).  The committed transaction is returned so that it can still be undone."""
+    transaction = Transaction(check)
+    originals, finals = changeset.originals(), changeset.finals()
+    for path, final in finals.items():
+        if final is None or path in skip:
+            continue
+        data = final.encode(final.text)
+        original = originals.get(path)
+        # An unsaved buffer is not what the disk holds: its text is written even if unchanged.
+        if original is None or path in changeset.unsaved or original.encode(original.text) != data:
+            transaction.write(path, data, final.mode)
+    for path, final in finals.items():
+        if final is None and originals.get(path) is not None:
+            transaction.delete(path)
+    transaction.commit()
+    return transaction
+
+
+def editor_changes(
+    ctx: ToolContext, changeset: ChangeSet, described: list[Described]
+) -> list[PreparedChange]:
+    """The files the editor holds that the set leaves in place, as editor changes."""
+    originals, finals = changeset.originals(), changeset.finals()
+    # A file changed once keeps its diff; composed or moved files are diffed as a whole.
+    single = {d.change.path: d for d in described if d.change.move_to is None}
+    counts: dict[Path, int] = {}
+    for change in changeset.changes:
+        for path in {change.path, change.target}:
+            counts[path] = counts.get(path, 0) + 1
+    changes: list[PreparedChange] = []
+    for path, final in finals.items():
+        if final is None or not ctx.editor.holds(path):
+            continue
+        before = originals.get(path)
+        own = single.get(path)
+        if own is not None and counts[path] == 1:
+            diff, edit = own.diff, {"documentChanges": own.document_changes}
+        else:
+            rel = relative(path, ctx.worktree)
+            diff = diff_texts(before.text if before else "", final.text, rel)
+            edit = workspace_edit(path.as_uri(), diff.edits)
+        change = FileChange(path, before, final, kind="update" if before else "add")
+        changes.append(PreparedChange(change, diff, edit=edit))
+    return changes
+
+
+@dataclass
+class _EditorWrite:
+    prepared: PreparedChange
+    disk_before: bytes | None
+
+
+def _disk_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+async def _write(
+    ctx: ToolContext, changeset: ChangeSet, described: list[Described], patch: bool
+) -> list[PreparedChange]:
+    """Disk first (one transaction), then each file the editor holds; all or nothing."""
+    through_editor = editor_changes(ctx, changeset, described)
+    skip = frozenset(p.change.path for p in through_editor)
+    try:
+        transaction = await ctx.run_blocking(disk_transaction, changeset, skip, ctx.abort.check)
+    except TransactionFailed as error:
+        if patch:
+            raise ToolError(failures.patch_transaction_failed(error, ctx.worktree)) from error
+        raise ToolError(failures.write_failed(error.path, error.reason)) from error
+    done: list[_EditorWrite] = []
+    for prepared in through_editor:
+        path = prepared.change.path
+        write = _EditorWrite(prepared, await ctx.run_blocking(_disk_bytes, path))
+        try:
+            await ctx.editor.write_change(ctx, prepared)
+        except BaseException as error:
+            if not isinstance(error, EditorRefusal):
+                done.append(write)  # it may have reached the buffer before failing
+            stuck = await _undo(ctx, done)
+            restored, unrestored = transaction.rollback()
+            if isinstance(error, EditorRefusal):
+                reason = failures.refused(path, prepared.diff.edits, error)
+            elif isinstance(error, OSError):
+                reason = error.strerror or str(error)
+                if not patch:
+                    raise ToolError(failures.write_failed(path, reason)) from error
+            else:
+                raise  # cancellation and bugs: put back, then passed on
+            if not patch:
+                raise ToolError(reason) from error
+            changed = restored + [w.prepared.change.path for w in done]
+            message = failures.patch_editor_failed(
+                reason, ctx.worktree, changed, unrestored + stuck
+            )
+            raise ToolError(message) from error
+        done.append(write)
+    return through_editor
+
+
+async def _undo(ctx: ToolContext, done: list[_EditorWrite]) -> list[tuple[Path, str]]:
+    stuck: list[tuple[Path, str]] = []
+    for write in reversed(done):
+        path = write.prepared.change.path
+        try:
+            await ctx.editor.undo_change(ctx, write.prepared, write.disk_before)
+        except EditorRefusal as error:
+            stuck.append((path, "the editor refused to undo the change"))
+            log.warning("undo of %s failed: %s", path, error.reason)
+        except OSError as error:
+            stuck.append((path, error.strerror or str(error)))
+    return stuck
+
+
+# --- the pipeline -----------------------------------------------------------------------------
+
+
+@dataclass
+class Committed:
+    metadata: dict[str, Any]  # diff, filediff, files, edit and diagnostics (by URI)
+    diagnostics: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # new errors
+    notes: list[str] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)  # metadata.files
+
+    @property
+    def note_text(self) -> str:
+        return "".join(f"\n\n{note}" for note in self.notes)
+
+
+async def commit(
+    ctx: ToolContext,
+    changeset: ChangeSet,
+    *,
+    title: str,
+    ask_metadata: dict[str, Any] | None = None,
+    other_files: bool = False,
+    patch: bool = False,
+) -> Committed:
+    """Ask once for the whole set, write it all or nothing, and report what it introduced.
+
+    ``title`` and ``ask_metadata`` (e.g. ``filepath``) are the tool's words for the ask.
+    ``other_files``: also report new errors in the other files the editor has open
+    (``write``).  ``patch``: failures are worded for a patch (which files were put back).
+    """
+    described = await _describe_all(ctx, changeset)
+    await _ask(ctx, changeset, described, title, ask_metadata or {})
+    kept = changeset.kept()
+    others = [p for p in ctx.editor.open_documents() if p not in kept] if other_files else []
+    watch = DiagnosticsWatch(ctx, kept, others)
+    await watch.baseline()
+    through_editor = await _write(ctx, changeset, described, patch)
+    noted = {p.change.path for p in through_editor if p.note}
+    for path in changeset.finals():
+        if path in noted:  # the editor saved other content: it must be read first
+            ctx.session.read_stamps.pop(str(path), None)
+        else:
+            ctx.session.record_read(path)  # a deleted path loses its stamp
+    new = await watch.introduced()
+    files = [d.entry(ctx.worktree) for d in described]
+    metadata = {
+        "diff": "\n".join(d.unified for d in described if d.unified),
+        "filediff": [
+            {"file": d.diff.path, "additions": d.diff.additions, "deletions": d.diff.deletions}
+            for d in described
+        ],
+        "edit": {"documentChanges": [dc for d in described for dc in d.document_changes]},
+        "diagnostics": diagnostics.to_metadata(new),
+    }
+    return Committed(metadata, new, [p.note for p in through_editor if p.note], files)
+
+
+__all__ = [
+    "ChangeSet",
+    "Committed",
+    "DiagnosticsWatch",
+    "FileChange",
+    "commit",
+    "describe",
+    "locked",
+]

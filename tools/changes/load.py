@@ -1,0 +1,115 @@
+"""Planning a change: the file as the agent sees it, and text operations on it.
+
+What ``edit``, ``write`` and ``multiedit`` share before they hand a change set to the
+pipeline: resolving the path, loading the file with its encoding, BOM and mode (an
+editor buffer with unsaved changes supplies the text, as it does for ``read``),
+whole-file content in the file's own form, and replacing one piece of text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from tools.changes.changeset import ChangeSet, FileChange
+from tools.changes.failures import unencodable
+from tools.changes.replacers import IDENTICAL, Span, find_match, splice
+from tools.context import ToolContext
+from tools.errors import NotFoundError, ToolError
+from tools.fsio import TextFile, read_text, to_line_endings
+from tools.paths import resolve
+
+BOM_CHAR = "\ufeff"
+
+
+def require_path(file_path: str, ctx: ToolContext) -> Path:
+    if not file_path:
+        raise ToolError("filePath is required")
+    return resolve(file_path, ctx.directory)
+
+
+async def load(ctx: ToolContext, path: Path) -> tuple[TextFile | None, bool]:
+    """The file (None when it does not exist yet), and whether its text is an unsaved buffer.
+
+    The model's oldString comes from what it read, and the editor applies the change
+    to that buffer.
+    """
+    try:
+        before = await ctx.run_blocking(_load, path)
+    except OSError as error:
+        raise ToolError(f"Could not access {path}: {error.strerror or error}") from error
+    unsaved = ctx.editor.unsaved_text(path) if before is not None else None
+    if before is None or unsaved is None:
+        return before, False
+    return replace(before, text=unsaved.removeprefix(BOM_CHAR)), True
+
+
+def _load(path: Path) -> TextFile | None:
+    if path.is_dir():
+        raise ToolError(f"Path is a directory, not a file: {path}")
+    if not path.exists():
+        _check_parents(path)
+        return None
+    if not path.is_file():  # reading a FIFO or a device would block or never end
+        raise ToolError(f"Not a regular file: {path}")
+    return read_text(path)
+
+
+def _check_parents(path: Path) -> None:
+    # Otherwise creating the parents fails with a bare "File exists".
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ToolError(f"Cannot create {path}: {parent} is a file, not a directory.")
+            return
+
+
+async def load_existing(ctx: ToolContext, path: Path) -> tuple[TextFile, bool]:
+    before, unsaved = await load(ctx, path)
+    if before is None:
+        raise NotFoundError(f"File {path} not found")
+    return before, unsaved
+
+
+def whole_text(before: TextFile | None, content: str) -> tuple[str, bool]:
+    """Content that replaces a whole file, and whether its BOM state was overruled.
+
+    The existing file's BOM is kept and one at the start of ``content`` is never
+    adopted (OpenCode's ``bomDiscarded``: a leading BOM can break shebangs).
+    """
+    had_bom = bool(before and before.bom)
+    sent_bom = content.startswith(BOM_CHAR)
+    return content.removeprefix(BOM_CHAR), sent_bom != had_bom
+
+
+def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
+    """Replace ``old`` in ``text`` in the text's own line endings; returns (text, count)."""
+    crlf = "\r\n" in text
+    old = to_line_endings(old, crlf)
+    new = to_line_endings(new, crlf)
+    if old == new:  # they may differ only in line endings
+        raise ToolError(IDENTICAL)
+    spans = find_match(text, old, replace_all)
+    if crlf:
+        spans = [_keep_crlf(text, span, old) for span in spans]
+    return splice(text, spans, new), len(spans)
+
+
+def _keep_crlf(text: str, span: Span, old: str) -> Span:
+    # A lenient match spans whole lines split on "\n", so in a CRLF file it can end
+    # between "\r" and "\n"; replacing that "\r" would leave a bare "\n" behind.
+    start, end = span
+    if end < len(text) and text[end - 1 : end + 1] == "\r\n" and not old.endswith("\r"):
+        return start, end - 1
+    return span
+
+
+def single_file(change: FileChange, unsaved: bool) -> ChangeSet:
+    """The change set of a single-file tool; an unencodable text is the model's to fix."""
+    error = change.encoding_error()
+    if error is not None:
+        encoding = change.after.encoding if change.after else "utf-8"
+        raise ToolError(
+            f"Cannot write {change.path}: it is encoded as {unencodable(error, encoding)}"
+        )
+    return ChangeSet([change], frozenset({change.path}) if unsaved else frozenset())
