@@ -162,12 +162,14 @@ def create_server() -> ToolhostServer:
     @server.feature("tools/list")
     async def tools_list(ls: ToolhostServer, params: Any) -> dict[str, Any]:
         """toolhost handler for tools/list (async: it waits for the first config load)."""
-        return await _handlers().tools_list(ls, params)
+        listing: dict[str, Any] = await _handlers().tools_list(ls, params)
+        return listing
 
     @server.feature("tools/execute")
     async def tools_execute(ls: ToolhostServer, params: Any) -> dict[str, Any]:
         """toolhost handler for tools/execute (async, so $/cancelRequest interrupts it)."""
-        return await _handlers().tools_execute(ls, params)
+        result: dict[str, Any] = await _handlers().tools_execute(ls, params)
+        return result
 
     return server
 

@@ -30,7 +30,7 @@ from tools.editor import Diagnostics, EditorBridge, EditorRefusal
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
 from tools.paths import relative
-from tools.permission import PermissionReply, PermissionRequest
+from tools.permission import PermissionReply, PermissionRequest, ReplyKind
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
@@ -50,7 +50,7 @@ SAVE_TIMEOUT_SECONDS = 10.0
 BOM_CHAR = "\ufeff"
 
 # window/showMessageRequest fallback: button title -> reply.
-ACTIONS = {"Allow once": "once", "Always allow": "always", "Reject": "reject"}
+ACTIONS: dict[str, ReplyKind] = {"Allow once": "once", "Always allow": "always", "Reject": "reject"}
 REPLIES = ("once", "always", "reject")
 
 
@@ -219,7 +219,8 @@ class LspEditorBridge(EditorBridge):
             log.warning("window/showMessageRequest for %s failed: %s", request.tool, error)
             chosen = None
         title = getattr(chosen, "title", None)
-        return PermissionReply(ACTIONS.get(title, "reject"))  # dismissed: no
+        # Dismissed, or a button we did not offer: no.
+        return PermissionReply(ACTIONS.get(title, "reject") if isinstance(title, str) else "reject")
 
 
 def diagnostics_by_path(answer: Any, asked: list[Path]) -> Diagnostics:
@@ -433,4 +434,6 @@ def read_bytes(path: Path) -> bytes | None:
 def encoding_of(server: ToolhostServer) -> PositionEncoding:
     value = server.workspace.position_encoding
     name = getattr(value, "value", value)
-    return name if name in ("utf-8", "utf-32") else "utf-16"
+    if name == "utf-8":
+        return "utf-8"
+    return "utf-32" if name == "utf-32" else "utf-16"

@@ -56,6 +56,7 @@ def model_from_wire(value: Any) -> ModelRef:
     for name, field in (("providerID", provider), ("modelID", model)):
         if not isinstance(field, str):
             raise ValueError(f"needs {name} as a string, got {json_type(field)}")
+    assert isinstance(provider, str) and isinstance(model, str)
     return ModelRef(provider, model)
 
 

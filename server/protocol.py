@@ -29,7 +29,7 @@ import logging
 from collections.abc import Generator
 from concurrent.futures import Future
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import (
@@ -113,7 +113,8 @@ class ToolhostProtocol(LanguageServerProtocol):
                 self._send_response(msg_id, result)
             return
         task = asyncio.ensure_future(self._answer(msg_id, handler, params))
-        self._request_futures[msg_id] = task
+        # pygls types this map as concurrent futures; its own code stores asyncio ones too.
+        self._request_futures[msg_id] = cast(Any, task)
         task.add_done_callback(partial(self._answer_cancelled, msg_id))
 
     def _is_async(self, handler: Any) -> bool:
@@ -274,7 +275,9 @@ class ToolhostProtocol(LanguageServerProtocol):
             future = self._request_futures.pop(msg_id, None)
             if future is not None and not future.done():
                 future.set_exception(ConnectionError("the client closed the connection"))
-        running = [f for f in self._request_futures.values() if isinstance(f, asyncio.Future)]
+        running: list[asyncio.Future[Any]] = [
+            cast(Any, f) for f in self._request_futures.values() if isinstance(f, asyncio.Future)
+        ]
         if running:
             _, pending = await asyncio.wait(running, timeout=timeout)
             for task in pending:

@@ -198,7 +198,7 @@ async def open_stdio(
     if sys.platform != "win32":  # the proactor loop cannot wrap anonymous pipes
         try:
             transport, _ = await loop.connect_write_pipe(asyncio.Protocol, stdout)
-            writer = PipeWriter(transport)  # type: ignore[arg-type]
+            writer = PipeWriter(transport)
         except ValueError:  # a regular file, which asyncio cannot wrap in a pipe transport
             pass
     endpoint.set_writer(writer)

@@ -9,8 +9,17 @@ from __future__ import annotations
 
 import re
 
-from bs4 import BeautifulSoup, NavigableString, Tag
-from bs4.element import CData, Comment, Declaration, Doctype, ProcessingInstruction
+from bs4 import BeautifulSoup
+from bs4.element import (
+    CData,
+    Comment,
+    Declaration,
+    Doctype,
+    NavigableString,
+    PageElement,
+    ProcessingInstruction,
+    Tag,
+)
 from markdownify import ATX, MarkdownConverter
 
 MARKDOWN_DROPPED = ("script", "style", "meta", "link", "noscript")
@@ -137,7 +146,7 @@ class _Text:
 def _visible_text(soup: BeautifulSoup) -> str:
     # Walked iteratively (no recursion), so nesting depth does not matter.
     out = _Text()
-    stack: list[tuple[Tag | NavigableString, bool]] = [(soup, False)]
+    stack: list[tuple[PageElement, bool]] = [(soup, False)]
     while stack:
         node, leaving = stack.pop()
         if isinstance(node, NavigableString):
@@ -147,6 +156,8 @@ def _visible_text(soup: BeautifulSoup) -> str:
                 out.raw(str(node))
             else:
                 out.words(str(node))
+            continue
+        if not isinstance(node, Tag):
             continue
         name = node.name
         if name == "br":

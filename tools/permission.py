@@ -91,7 +91,8 @@ def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
                 if wildcard_match(pattern, rule.pattern):
                     return rule
             continue
-        for rule in reversed(ruleset if isinstance(ruleset, list) else list(ruleset)):
+        rules: list[Rule] = ruleset if isinstance(ruleset, list) else list(ruleset)
+        for rule in reversed(rules):
             if wildcard_match(permission, rule.permission) and wildcard_match(
                 pattern, rule.pattern
             ):
@@ -143,7 +144,7 @@ def rules_from_config(permission: str | Mapping[str, Any] | None) -> Ruleset:
 
 def _action(value: object, where: str) -> Action:
     if value in ("allow", "deny", "ask"):
-        return value  # type: ignore[return-value]
+        return value
     raise ValueError(f"{where} must be one of allow, ask, deny (got {value!r})")
 
 

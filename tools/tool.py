@@ -134,9 +134,7 @@ class Tool:
         )
 
 
-def coerce_result(
-    produced: ToolResult | dict[str, Any] | str, tool_id: str | None = None
-) -> ToolResult:
+def coerce_result(produced: object, tool_id: str | None = None) -> ToolResult:
     """Tools (custom ones especially) may return a string or a dict.
 
     Anything else raises a ``ToolError`` (kind ``internal``) saying what came back.

@@ -35,6 +35,7 @@ then recovered what it could, and the commands listed may be incomplete.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -122,7 +123,7 @@ def analyse(command: str) -> CommandLine:
     )
 
 
-def _walk(root: Node):
+def _walk(root: Node) -> Iterator[Node]:
     """Pre-order over the whole tree: no construct can hide a command from the scan."""
     stack = [root]
     while stack:

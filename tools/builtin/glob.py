@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -72,7 +73,7 @@ def _require_directory(search: os.PathLike[str]) -> None:
         raise ToolError(f"glob path must be a directory: {search}")
 
 
-async def find(search: os.PathLike[str], pattern: str) -> tuple[list[tuple[str, int]], bool]:
+async def find(search: Path, pattern: str) -> tuple[list[tuple[str, int]], bool]:
     """Up to LIMIT matches as (absolute display path, mtime ns), and whether more exist.
 
     Like OpenCode, the first LIMIT files rg reports are the ones kept (then sorted):

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -28,7 +28,7 @@ class TodoWriteParams(BaseModel):
     todos: list[TodoItem] = Field(description="The whole updated list; it replaces the old one")
 
 
-def todo_result(todos: list[dict]) -> ToolResult:
+def todo_result(todos: list[dict[str, Any]]) -> ToolResult:
     unfinished = sum(1 for item in todos if item["status"] != "completed")
     return ToolResult(
         title=f"{unfinished} todos",

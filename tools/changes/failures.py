@@ -57,7 +57,8 @@ def refused(path: Path, edits: list[dict[str, Any]], refusal: EditorRefusal) -> 
 
 def _last_line(range_: dict[str, Any]) -> int:
     """The last line a range touches (an end at the start of a line stops before it)."""
-    start, end = range_["start"]["line"], range_["end"]["line"]
+    start: int = range_["start"]["line"]
+    end: int = range_["end"]["line"]
     return end - 1 if end > start and range_["end"]["character"] == 0 else end
 
 
@@ -91,10 +92,10 @@ def patch_editor_failed(
             f"{head}\n\nThe patch was not applied, but these files could not be put back and "
             f"may be partly changed: {names}. Read them before continuing."
         )
-    names = list(dict.fromkeys(relative(p, worktree) for p in changed))
+    put_back = list(dict.fromkeys(relative(p, worktree) for p in changed))
     undone = (
-        f"The files already changed were put back ({', '.join(names)}), so no file was changed."
-        if names
+        f"The files already changed were put back ({', '.join(put_back)}), so no file was changed."
+        if put_back
         else "No file was changed."
     )
     return f"{head}\n\n{undone} Fix the cause and send the whole patch again."

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from json.scanner import NUMBER_RE  # type: ignore[attr-defined]
+from json.scanner import NUMBER_RE
 from typing import Any, NoReturn
 
 KeyPath = tuple[str | int, ...]
@@ -107,6 +107,7 @@ class _Parser:
 
     def string(self) -> str:
         try:
+            value: str
             value, self.pos = scanstring(self.text, self.pos + 1, True)
         except json.JSONDecodeError as error:
             if self.text[error.pos : error.pos + 1] in ("\n", "\r"):

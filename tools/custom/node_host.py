@@ -346,7 +346,7 @@ class NodeHost:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._retired = False
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     def _running(self) -> _Channel:
         with self._lock:
