@@ -96,7 +96,7 @@ function executable(file: string): string | undefined {
 export function bundledWheel(extensionPath: string): string | undefined {
   const dir = path.join(extensionPath, 'bundled');
   const wheels = fs.existsSync(dir)
-    ? fs.readdirSync(dir).filter((name) => /^toolhost-.*\.whl$/.test(name))
+    ? fs.readdirSync(dir).filter((name) => /^toolhost_sidecar-.*\.whl$/.test(name))
     : [];
   return wheels.length ? path.join(dir, wheels.sort().at(-1)!) : undefined;
 }

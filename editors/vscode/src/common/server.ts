@@ -260,7 +260,7 @@ export class ServerManager implements vscode.Disposable {
   private unavailableReason(): string {
     switch (this._state.kind) {
       case 'missing':
-        return 'toolhost: no `toolhost` command was found. Install toolhost (pip install toolhost) or set toolhost.serverCommand.';
+        return 'toolhost: no `toolhost` command was found. Install it from a toolhost checkout (pip install -e <checkout>; the PyPI package named toolhost is not ours) or set toolhost.serverCommand.';
       case 'failed':
       case 'blocked':
         return `toolhost: ${this._state.message}`;
@@ -287,7 +287,7 @@ export class ServerManager implements vscode.Disposable {
       'toolhost: no `toolhost` command was found on PATH or in the selected Python environment. ' +
         (hasWheel
           ? 'Install it into a private environment for this extension (needs Python 3.11+ and access to the package index)?'
-          : 'Install it (pip install toolhost) or set toolhost.serverCommand.'),
+          : 'Install it from a toolhost checkout (pip install -e <checkout>; the PyPI package named toolhost is not ours) or set toolhost.serverCommand.'),
       ...(hasWheel ? [install, settings] : [settings]),
     );
     if (choice === install) {
