@@ -9,7 +9,10 @@ extension (``e2e/helper``) that calls toolhost's exported API; Debian's chromium
 driven by playwright-core (``e2e/drive.js``), clicks the permission notifications and
 presses Ctrl+Z as a user would.
 
-Skipped only where chromium or npm is missing.
+The Debian packages it needs (chromium, code-server's build dependencies) are
+installed by ``e2e/install-debs.sh`` when the test runs as root, as ``.ci/run`` does;
+otherwise, and only where chromium or npm is then missing, it is skipped with the
+command to run.
 """
 
 from __future__ import annotations
@@ -295,11 +298,21 @@ def end_group(server: subprocess.Popen[bytes]) -> None:
             continue
 
 
+def require_debs() -> None:
+    """Installs the tier's Debian packages (as root); skips, saying what to run, without."""
+    done = run(["bash", str(E2E / "install-debs.sh")], HERE, 900)
+    if done.returncode == 3 and chromium() is None:
+        pytest.skip(
+            f"the real-VS-Code tier needs Debian packages ({done.stdout.strip()}): "
+            f"run `sudo bash {E2E / 'install-debs.sh'}`"
+        )
+    assert done.returncode in (0, 3), f"installing the Debian packages failed:\n{output_of(done)}"
+
+
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     require_node()
-    if chromium() is None:
-        pytest.skip("the real-VS-Code tier needs Debian's chromium (apt-get install chromium)")
+    require_debs()
     tmp = tmp_path_factory.mktemp("vscode-e2e")
     timings: dict[str, float] = {}
     started = time.monotonic()
