@@ -132,6 +132,7 @@ PACKAGE_SOURCES = (
     ".vscodeignore",
     "LICENSE",
     "README.md",
+    "media",
 )
 
 

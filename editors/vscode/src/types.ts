@@ -52,7 +52,16 @@ export interface PermissionAsk {
 
 export type PermissionReplyKind = 'once' | 'always' | 'reject';
 
+/** The reply to `permission/ask` (docs/protocol.md, "Review replies"). */
 export interface PermissionReply {
   reply: PermissionReplyKind;
   message?: string;
+  /** Hunk ids to accept; only those are applied. */
+  hunks?: string[];
+  /** Relative paths of the files to accept whole. */
+  files?: string[];
+  /** Relative path → the full proposed text as the person corrected it. */
+  edited?: Record<string, string>;
+  /** Where an `always` is kept. */
+  scope?: 'session' | 'project' | 'user';
 }

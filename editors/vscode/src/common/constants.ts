@@ -28,4 +28,5 @@ export const COMMANDS = {
   runTool: 'toolhost.runTool',
   showLog: 'toolhost.showLog',
   restart: 'toolhost.restart',
+  stopCall: 'toolhost.stopCall',
 } as const;
