@@ -94,7 +94,11 @@ class ServerState:
             if problem != options.config_error:  # load_config reports that one
                 log.warning("%s", problem)
         # Calls wait for ready() (the files read), so no call runs under this config.
-        host = ToolHost(worktree, config=options.config)
+        host = ToolHost(
+            worktree,
+            config=options.config,
+            permission_defaults=list(options.permission_defaults),
+        )
         return cls(options, host, options.session_id or new_id("ses"))
 
     # -- lifecycle ------------------------------------------------------------
