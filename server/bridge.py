@@ -51,7 +51,6 @@ SAVE_TIMEOUT_SECONDS = 10.0
 BOM_CHAR = "\ufeff"
 
 
-
 class LspEditorBridge(EditorBridge):
     def __init__(
         self,

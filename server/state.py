@@ -155,6 +155,10 @@ class ServerState:
             log.info("config or custom tools changed on disk: sending %s", LIST_CHANGED)
             self._server.protocol.notify(LIST_CHANGED, {})
 
+    async def reload_config(self) -> None:
+        """Read the config files again now (after toolhost itself changed one)."""
+        await self._changed({CONFIG})
+
     def _read_config(self) -> LoadedConfig:
         return read_config(self.host.worktree, self.options.raw_config)
 

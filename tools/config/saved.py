@@ -1,4 +1,4 @@
-""""Always" rules a person chose to keep: saved to the project's or the user's config.
+""" "Always" rules a person chose to keep: saved to the project's or the user's config.
 
 A rule goes into the ``permission`` section of one OpenCode config file, the one
 read last of its scope (so it is not overridden by a sibling file): the project's
