@@ -167,11 +167,13 @@ def create_server() -> ToolhostServer:
 
     @server.feature("permission/rules")
     async def permission_rules(ls: ToolhostServer, params: Any) -> dict[str, Any]:
-        return await _handlers().permission_rules(ls, params)
+        rules: dict[str, Any] = await _handlers().permission_rules(ls, params)
+        return rules
 
     @server.feature("permission/revoke")
     async def permission_revoke(ls: ToolhostServer, params: Any) -> dict[str, Any]:
-        return await _handlers().permission_revoke(ls, params)
+        revoked: dict[str, Any] = await _handlers().permission_revoke(ls, params)
+        return revoked
 
     @server.feature("tools/execute")
     async def tools_execute(ls: ToolhostServer, params: Any) -> dict[str, Any]:
