@@ -24,6 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from server.documents import OpenDocument, uri_to_path
+from server.replies import BadReply, parse_reply
 from tools.changes import diagnostics as diag
 from tools.changes.diff import PositionEncoding, diff_texts
 from tools.editor import Diagnostics, EditorBridge, EditorRefusal
@@ -48,10 +49,6 @@ NO_SERVER = "No LSP server available for this file type."
 SETTLE_SECONDS = 1.0
 SAVE_TIMEOUT_SECONDS = 10.0
 BOM_CHAR = "\ufeff"
-
-# window/showMessageRequest fallback: button title -> reply.
-ACTIONS: dict[str, ReplyKind] = {"Allow once": "once", "Always allow": "always", "Reject": "reject"}
-REPLIES = ("once", "always", "reject")
 
 
 class LspEditorBridge(EditorBridge):
@@ -187,6 +184,8 @@ class LspEditorBridge(EditorBridge):
                 params = {"messageID": request.message_id, **params}
             answer = await self.server.protocol.request("permission/ask", params)
         except asyncio.CancelledError:
+            # Answered elsewhere, or the call was cancelled: the client drops its prompt.
+            self.server.protocol.notify("permission/withdrawn", {"id": request.id})
             raise
         except Exception as error:
             log.warning("permission/ask for %s failed: %s", request.tool, error)
@@ -194,22 +193,41 @@ class LspEditorBridge(EditorBridge):
                 f"The editor could not answer the permission request for this call ({error}), "
                 "so it was not run."
             ) from None
-        reply = answer.get("reply") if isinstance(answer, dict) else None
-        message = answer.get("message") if isinstance(answer, dict) else None
-        if reply not in REPLIES or not (message is None or isinstance(message, str)):
-            log.warning("permission/ask answered with %r; taken as a rejection", answer)
+        try:
+            return parse_reply(answer)
+        except BadReply as error:
+            log.warning("permission/ask answered with %.300r: %s", answer, error)
             raise PermissionRejectedError(
-                "The editor answered the permission request with something other than "
-                "once, always or reject, so the call was not run."
+                f"The editor's answer to the permission request was not understood ({error}), "
+                "so the call was not run."
+            ) from None
+
+    def show_message(self, message: str) -> None:
+        log.warning("%s", message)
+        self.server.protocol.notify(
+            types.WINDOW_SHOW_MESSAGE,
+            types.ShowMessageParams(type=types.MessageType.Warning, message=f"toolhost: {message}"),
+        )
+
+    def disk_written(self, paths: list[Path]) -> None:
+        if paths:
+            self.server.protocol.notify(
+                "editor/diskWritten", {"uris": [path.as_uri() for path in paths]}
             )
-        return PermissionReply(reply, message or None)
 
     async def _ask_user(self, request: PermissionRequest) -> PermissionReply:
+        # "Always" says what it would cover: the ask's first (narrowest) option.
+        options = request.options()
+        always = f"Always allow: {options[0].label}" if options else ""
+        actions: dict[str, ReplyKind] = {"Allow once": "once"}
+        if always:
+            actions[always] = "always"
+        actions["Reject"] = "reject"
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=f"{request.title}\n{request.tool} asks for the `{request.permission}` "
             f"permission on: {', '.join(request.patterns)}",
-            actions=[types.MessageActionItem(title=title) for title in ACTIONS],
+            actions=[types.MessageActionItem(title=title) for title in actions],
         )
         try:
             chosen = await self.server.protocol.request(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
@@ -220,7 +238,7 @@ class LspEditorBridge(EditorBridge):
             chosen = None
         title = getattr(chosen, "title", None)
         # Dismissed, or a button we did not offer: no.
-        return PermissionReply(ACTIONS.get(title, "reject") if isinstance(title, str) else "reject")
+        return PermissionReply(actions.get(title, "reject") if isinstance(title, str) else "reject")
 
 
 def diagnostics_by_path(answer: Any, asked: list[Path]) -> Diagnostics:
@@ -248,6 +266,7 @@ def diagnostics_by_path(answer: Any, asked: list[Path]) -> Diagnostics:
 # editor refuses it rather than apply it to other text.  Then editor/saveDocuments,
 # and the disk is checked: the editor's save is trusted when it wrote the new content
 # (or anything else: a format-on-save); when it wrote nothing the sidecar writes.
+# A buffer that had the user's unsaved changes is never saved (``prepared.save``).
 
 
 async def write_through_editor(
@@ -282,6 +301,11 @@ async def write_through_editor(
     if edits:
         await apply_edit(server, document, edits, f"toolhost {ctx.tool}: {rel}", prepared)
     prepared.via_editor = True
+    if not prepared.save:
+        # The buffer keeps the user's unsaved work: it is not saved (the pipeline writes
+        # the disk's own text with the agent's change, or leaves the disk alone).
+        await settle(server, change.path, target)
+        return True
     # Once the editor holds the edit, the disk must follow even if the call is cancelled.
     await asyncio.shield(save_and_check(server, prepared, document.uri, target, disk_before))
     return True

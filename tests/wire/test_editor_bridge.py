@@ -144,7 +144,9 @@ async def test_unsaved_work_elsewhere_in_the_buffer_is_kept(editor: FakeEditor, 
 
     assert only_document_edit(editor.applied[0])["textDocument"]["version"] == version
     assert editor.buffers[uri].text == "ONE\ntwo\nthree\nfour (typed, unsaved)\n"
-    assert path.read_text() == "ONE\ntwo\nthree\nfour (typed, unsaved)\n"
+    # The disk gets the agent's change on its own text; the user's line stays unsaved.
+    assert path.read_text() == "ONE\ntwo\nthree\n"
+    assert editor.save_asks == []
 
 
 async def test_write_and_multiedit_go_through_the_editor(editor: FakeEditor, root: Path) -> None:
