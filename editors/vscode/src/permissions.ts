@@ -43,12 +43,16 @@ export class PermissionsFamily implements RequestFamily {
     return this.reviews.ask(params, token);
   }
 
-  /** What the running sidecar takes in a reply (its `initialize` result says). */
+  /**
+   * What the running sidecar takes in a reply. A sidecar that sends `alwaysOptions` keeps
+   * an "always" in any of the three scopes (docs/protocol.md); its `initialize` result may
+   * narrow that with `experimental.toolhost.review.scopes`.
+   */
   features(): ReviewFeatures {
     const review = this.client?.initializeResult?.capabilities?.experimental?.toolhost?.review;
     const scopes: RuleScope[] = Array.isArray(review?.scopes)
       ? RULE_SCOPES.filter((s) => (review.scopes as unknown[]).includes(s))
-      : [];
-    return { scopes: scopes.length ? scopes : ['session'] };
+      : [...RULE_SCOPES];
+    return { scopes: scopes.length ? scopes : [...RULE_SCOPES] };
   }
 }

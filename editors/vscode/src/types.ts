@@ -37,8 +37,19 @@ export interface ToolResult {
   isError: boolean;
 }
 
+/** What an "always" may cover (docs/protocol.md): the first is the default. */
+export interface AlwaysOption {
+  id: string;
+  patterns: string[];
+  /** In words: "files in src/ (and its subfolders)". */
+  label: string;
+}
+
 /** `permission/ask` params. */
 export interface PermissionAsk {
+  /** The ask's id; `permission/withdrawn` names it. */
+  id?: string;
+  alwaysOptions?: AlwaysOption[];
   sessionID: string;
   callID: string;
   messageID?: string;
@@ -64,4 +75,8 @@ export interface PermissionReply {
   edited?: Record<string, string>;
   /** Where an `always` is kept. */
   scope?: 'session' | 'project' | 'user';
+  /** With `always`: which of the ask's `alwaysOptions` (default: the first). */
+  alwaysOption?: string;
+  /** Where the change overlaps unsaved lines: apply in the editor only, or save those too. */
+  unsaved?: 'editor' | 'save';
 }

@@ -15,6 +15,14 @@ import { minimalEdit, ReviewHunk, swapHunk } from './hunks';
 import { ProposedFiles } from './proposedFs';
 import { Decision, FileView, PendingReview, ReplyKind, Review, ReviewAnswer } from './review';
 
+export interface SettleOptions {
+  message?: string;
+  reply?: ReplyKind;
+  scope?: ReviewAnswer['scope'];
+  alwaysOption?: string;
+  unsaved?: ReviewAnswer['unsaved'];
+}
+
 interface Waiting {
   review: Review;
   resolve(reply: PermissionReply): void;
@@ -87,11 +95,7 @@ export class ReviewController implements vscode.Disposable {
   }
 
   /** Accepts or rejects every hunk and file not decided yet, and answers. */
-  settle(
-    review: Review,
-    rest: Decision,
-    extra: { message?: string; reply?: ReplyKind; scope?: ReviewAnswer['scope'] } = {},
-  ): void {
+  settle(review: Review, rest: Decision, extra: SettleOptions = {}): void {
     if (!this.waiting.has(review.id)) {
       return;
     }
@@ -104,8 +108,22 @@ export class ReviewController implements vscode.Disposable {
       answer = review.answerFrom(rest, (file) => this.proposed.text(file.right), extra.reply);
     }
     if (extra.message) answer.message = extra.message;
-    if (extra.scope && answer.reply === 'always') answer.scope = extra.scope;
+    if (answer.reply === 'always' && review.scoped) {
+      if (extra.scope) answer.scope = extra.scope;
+      if (extra.alwaysOption) answer.alwaysOption = extra.alwaysOption;
+    }
+    if (answer.reply !== 'reject' && extra.unsaved && review.overlapping.length)
+      answer.unsaved = extra.unsaved;
     this.finish(review, answer);
+  }
+
+  /** The sidecar no longer waits for this ask (answered elsewhere, or the call was cancelled). */
+  withdraw(id: string): void {
+    const review = this.get(id);
+    if (review) {
+      traceInfo(`permission/ask ${id} (${review.tool}) was withdrawn by the sidecar`);
+      this.finish(review, undefined);
+    }
   }
 
   /** Decides one hunk; shows a rejection in place; answers once nothing is left open. */

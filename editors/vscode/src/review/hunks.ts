@@ -39,12 +39,17 @@ export function parseHeader(header: string): HunkHeader | undefined {
 export function sides(hunk: ReviewHunk): { before: string[]; after: string[] } {
   const before: string[] = [];
   const after: string[] = [];
-  for (const line of hunk.lines) {
+  for (const line of bodyLines(hunk)) {
     const body = line.slice(1);
     if (!line.startsWith('+')) before.push(body);
     if (!line.startsWith('-')) after.push(body);
   }
   return { before, after };
+}
+
+/** The hunk's ' ', '-', '+' lines, without "\\ No newline at end of file" markers. */
+export function bodyLines(hunk: ReviewHunk): string[] {
+  return hunk.lines.filter((line) => !line.startsWith('\\')).map((line) => (line === '' ? ' ' : line));
 }
 
 /** `base` with only these hunks applied; undefined when one of them does not fit it. */
@@ -55,7 +60,7 @@ export function applySome(base: string, hunks: readonly ReviewHunk[]): string | 
     if (!header) {
       return undefined;
     }
-    parsed.push({ oldStart: header.oldStart, lines: hunk.lines.map((l) => (l === '' ? ' ' : l)) });
+    parsed.push({ oldStart: header.oldStart, lines: bodyLines(hunk) });
   }
   parsed.sort((a, b) => a.oldStart - b.oldStart);
   return applyHunks(base, { hunks: parsed });
@@ -102,7 +107,7 @@ export function changedSpan(text: string, hunk: ReviewHunk): LineSpan | undefine
   let offset = 0;
   let first: number | undefined;
   let last = -1;
-  for (const line of hunk.lines) {
+  for (const line of bodyLines(hunk)) {
     if (line.startsWith('-')) {
       first ??= offset;
       continue;

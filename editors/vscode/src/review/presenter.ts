@@ -15,17 +15,33 @@ import { changedSpan, minimalEdit } from './hunks';
 import { FileView, Review, RuleScope } from './review';
 import { plain, plural } from './words';
 
-/** What the sidecar takes in a reply beyond `{reply, message}` (from its `initialize` result). */
+/** What the sidecar takes in a reply beyond `{reply, message}`. */
 export interface ReviewFeatures {
-  /** Where an "always" may be kept; `session` alone when the sidecar names none. */
+  /** Where an "always" may be kept (`scope`), for a sidecar that sends `alwaysOptions`. */
   scopes: RuleScope[];
 }
 
 const SCOPE_LABELS: Record<RuleScope, { label: string; detail: string }> = {
-  session: { label: 'for this session', detail: 'Until the sidecar restarts; nothing is written.' },
-  project: { label: 'in this project', detail: "Saved to the project's toolhost config." },
-  user: { label: 'everywhere (your user config)', detail: 'Saved to your user config, for every project.' },
+  session: {
+    label: 'For this session',
+    detail: 'Kept in memory for this agent session only; nothing is written.',
+  },
+  project: {
+    label: 'For this project',
+    detail: "Saved to the project's opencode.json (or the config file it already has).",
+  },
+  user: {
+    label: 'For all my projects',
+    detail: 'Saved to your user config (~/.config/opencode/opencode.json).',
+  },
 };
+
+/** The three answers to a change that overlaps unsaved lines, with the words a person reads. */
+const OVERLAP = {
+  editor: 'Apply in editor only',
+  save: 'Save my changes too',
+  reject: 'Reject',
+} as const;
 
 export class ReviewPresenter implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[];
@@ -112,11 +128,26 @@ export class ReviewPresenter implements vscode.Disposable {
   /** All the choices, in words, in a quick pick (the notification's "More…"). */
   async more(review: Review): Promise<void> {
     interface Choice extends vscode.QuickPickItem {
-      run(): void | Promise<void>;
+      run?(): void | Promise<void>;
     }
     const accept = review.isEdit ? 'Accept' : 'Allow';
-    const choices: Choice[] = [
-      {
+    const overlaps = review.overlapping;
+    const choices: Choice[] = [];
+    if (overlaps.length) {
+      choices.push(
+        {
+          label: `$(check) ${OVERLAP.editor}`,
+          detail: `The change goes into your editor with your unsaved lines; the disk is left as it is (the agent is told).`,
+          run: () => this.controller.settle(review, 'accepted', { unsaved: 'editor' }),
+        },
+        {
+          label: `$(save) ${OVERLAP.save}`,
+          detail: `Apply the change and save ${overlaps.join(', ')}, your unsaved changes included.`,
+          run: () => this.controller.settle(review, 'accepted', { unsaved: 'save' }),
+        },
+      );
+    } else {
+      choices.push({
         label: `$(check) ${accept}`,
         detail: review.isEdit
           ? review.decisions.size
@@ -124,28 +155,34 @@ export class ReviewPresenter implements vscode.Disposable {
             : `All of it: ${review.summary}.`
           : `Once: ${plain(review.summary)}.`,
         run: () => this.controller.settle(review, 'accepted'),
-      },
-      ...this.features().scopes.map((scope): Choice => ({
-        label: `$(check-all) Always allow ${plain(review.alwaysCovers)} ${SCOPE_LABELS[scope].label}`,
-        detail: SCOPE_LABELS[scope].detail,
-        run: () => this.controller.settle(review, 'accepted', { reply: 'always', scope }),
-      })),
+      });
+    }
+    for (const option of review.alwaysOptions) {
+      choices.push({
+        label: `$(check-all) Always allow ${plain(option.label)}…`,
+        detail: review.scoped
+          ? 'Then choose: this session, this project, or all your projects.'
+          : 'For as long as the sidecar runs.',
+        run: () => this.always(review, option.id),
+      });
+    }
+    choices.push(
       {
-        label: `$(close) Reject`,
+        label: '$(close) Reject',
         detail: 'Nothing is applied; the agent is told.',
         run: () => this.controller.settle(review, 'rejected'),
       },
       {
         label: '$(comment) Reject with a reason…',
-        detail: 'Tell the agent what to do instead.',
+        detail: 'Tell the agent why, or what to do instead.',
         run: () => this.rejectWithReason(review),
       },
-    ];
+    );
     if (review.isEdit) {
       choices.push({
         label: '$(diff) Review each change…',
         detail:
-          'Open the diff and the Review view: accept or reject each hunk or file, or edit the proposal.',
+          'Open the diff and the Review view: accept or reject each hunk or file, or edit the proposal first.',
         run: async () => {
           await this.openDiff(review, review.files[0], true);
           await vscode.commands.executeCommand('toolhost.reviews.focus');
@@ -159,7 +196,7 @@ export class ReviewPresenter implements vscode.Disposable {
         : `${review.tool} asks to run ${plain(review.summary)}`,
       ignoreFocusOut: true,
     });
-    if (picked && this.controller.get(review.id)) {
+    if (picked?.run && this.controller.get(review.id)) {
       await picked.run();
     }
   }
@@ -176,32 +213,59 @@ export class ReviewPresenter implements vscode.Disposable {
     }
   }
 
-  /** "Always allow …": where to keep it, when the sidecar can keep it in more than one place. */
-  async always(review: Review): Promise<void> {
-    const scopes = this.features().scopes;
-    let scope: RuleScope | undefined = scopes[0];
-    if (scopes.length > 1) {
+  /**
+   * "Always allow …": what it covers (when the sidecar offers more than one option) and
+   * where it is kept (this session, this project, all projects).
+   */
+  async always(review: Review, optionId?: string): Promise<void> {
+    const options = review.alwaysOptions;
+    let option = options.find((o) => o.id === optionId);
+    if (!option && options.length > 1) {
       const picked = await vscode.window.showQuickPick(
-        scopes.map((s) => ({
-          label: `Always allow ${plain(review.alwaysCovers)} ${SCOPE_LABELS[s].label}`,
-          detail: SCOPE_LABELS[s].detail,
-          scope: s,
-        })),
-        { title: `toolhost: ${review.params.title}`, ignoreFocusOut: true },
+        options.map((o) => ({ label: `Always allow ${plain(o.label)}`, option: o })),
+        { title: `toolhost: always allow what? (${review.params.title})`, ignoreFocusOut: true },
+      );
+      option = picked?.option;
+      if (!option) return;
+    }
+    option ??= options[0];
+    let scope: RuleScope | undefined;
+    if (review.scoped) {
+      const scopes = this.features().scopes;
+      const picked = await vscode.window.showQuickPick(
+        scopes.map((s) => ({ label: SCOPE_LABELS[s].label, detail: SCOPE_LABELS[s].detail, scope: s })),
+        { title: `toolhost: always allow ${plain(option.label)} — for how long?`, ignoreFocusOut: true },
       );
       scope = picked?.scope;
+      if (!scope) return;
     }
-    if (scope && this.controller.get(review.id)) {
-      this.controller.settle(review, 'accepted', { reply: 'always', scope });
+    if (this.controller.get(review.id)) {
+      this.controller.settle(review, 'accepted', { reply: 'always', scope, alwaysOption: option.id });
     }
   }
 
   private async notify(review: Review): Promise<void> {
-    const accept = review.isEdit ? 'Accept' : 'Allow';
-    const items = [accept, 'Reject', 'More…'];
     const warn = ['bash', 'external_directory', 'doom_loop'].includes(review.params.permission);
-    const show = warn ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-    const choice = await show(message(review), { modal: false }, ...items);
+    const show =
+      warn || review.overlapping.length
+        ? vscode.window.showWarningMessage
+        : vscode.window.showInformationMessage;
+    if (review.overlapping.length) {
+      const choice = await show(
+        message(review),
+        { modal: false },
+        OVERLAP.editor,
+        OVERLAP.save,
+        OVERLAP.reject,
+      );
+      if (!this.controller.get(review.id)) return;
+      if (choice === OVERLAP.editor) this.controller.settle(review, 'accepted', { unsaved: 'editor' });
+      else if (choice === OVERLAP.save) this.controller.settle(review, 'accepted', { unsaved: 'save' });
+      else if (choice === OVERLAP.reject) this.controller.settle(review, 'rejected');
+      return;
+    }
+    const accept = review.isEdit ? 'Accept' : 'Allow';
+    const choice = await show(message(review), { modal: false }, accept, 'Reject', 'More…');
     if (!this.controller.get(review.id)) {
       return; // answered elsewhere meanwhile
     }
@@ -216,21 +280,21 @@ export class ReviewPresenter implements vscode.Disposable {
   }
 
   private async askInDialog(review: Review): Promise<void> {
-    const accept = review.isEdit ? 'Accept' : 'Allow once';
-    const always = `Always allow ${plain(review.alwaysCovers)}`;
+    const overlaps = review.overlapping.length > 0;
+    const accept = overlaps ? OVERLAP.editor : review.isEdit ? 'Accept' : 'Allow once';
+    const always = `Always allow ${plain(review.alwaysCovers)}…`;
     const reason = 'Reject with a reason…';
+    const items = overlaps ? [accept, OVERLAP.save, 'Reject', reason] : [accept, always, 'Reject', reason];
     const choice = await vscode.window.showWarningMessage(
       `toolhost: ${review.params.title}`,
       { modal: true, detail: plain(message(review)) },
-      accept,
-      always,
-      'Reject',
-      reason,
+      ...items,
     );
     if (!this.controller.get(review.id)) {
       return;
     }
-    if (choice === accept) this.controller.settle(review, 'accepted');
+    if (choice === accept) this.controller.settle(review, 'accepted', overlaps ? { unsaved: 'editor' } : {});
+    else if (choice === OVERLAP.save) this.controller.settle(review, 'accepted', { unsaved: 'save' });
     else if (choice === always) await this.always(review);
     else if (choice === 'Reject') this.controller.settle(review, 'rejected');
     else if (choice === reason) await this.rejectWithReason(review);
@@ -277,6 +341,13 @@ function message(review: Review): string {
       review.files.length > 1
         ? `${plural(review.files.length, 'file')}: ${review.files.map((f) => f.rel).join(', ')}`
         : review.summary;
+    const overlaps = review.overlapping;
+    if (overlaps.length) {
+      return (
+        `toolhost: ${tool}'s change to ${overlaps.join(', ')} overlaps lines you changed and have not saved. ` +
+        'Apply it in the editor only (the disk stays as it is), save your changes with it, or reject it.'
+      );
+    }
     return `toolhost: ${tool} proposes a change to ${files}. The diff is open beside your editor.`;
   }
   const what =

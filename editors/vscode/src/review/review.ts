@@ -13,7 +13,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { applyHunks, applyTextEdits, parseUnifiedDiff, TextEdit } from '../diffs';
 import { findOpenDocument } from '../edits';
-import { PermissionAsk, PermissionReply } from '../types';
+import { AlwaysOption, PermissionAsk, PermissionReply } from '../types';
 import { applySome, ReviewHunk } from './hunks';
 import { describeAlways, plural } from './words';
 
@@ -45,6 +45,10 @@ export interface PendingReview {
   always: string[];
   /** The "always" patterns in words: "commands starting `git status`". */
   alwaysCovers: string;
+  /** What an "always" may cover, the first being the default (`alwaysOption` in the answer). */
+  alwaysOptions: AlwaysOption[];
+  /** Files whose buffer has unsaved changes: whether the change overlaps them (`unsaved` in the answer). */
+  unsaved: UnsavedFile[];
   sessionID: string;
   callID: string;
   files: ReviewFile[];
@@ -56,6 +60,13 @@ export interface PendingReview {
 }
 
 export type Decision = 'accepted' | 'rejected';
+
+export interface UnsavedFile {
+  file: string;
+  overlaps: boolean;
+  /** The agent's hunks there, as 1-based [first, last] buffer lines. */
+  lines: [number, number][];
+}
 
 /** One file of an edit review, with what the diff editor compares. */
 export interface FileView {
@@ -95,7 +106,7 @@ export class Review {
     readonly params: PermissionAsk,
     proposedUri: ProposedUri,
   ) {
-    this.id = typeof params.metadata.reviewID === 'string' ? params.metadata.reviewID : `review-${++reviews}`;
+    this.id = typeof params.id === 'string' && params.id ? params.id : `review-${++reviews}`;
     const raw = params.metadata.hunks;
     this.hunks = Array.isArray(raw) ? raw.filter(isHunk) : [];
     this.partial = Array.isArray(raw);
@@ -114,9 +125,39 @@ export class Review {
     return this.params.always?.length ? this.params.always : this.params.patterns;
   }
 
-  /** What "Always" would allow, in words. */
+  /** The sidecar's options for "always" (what it covers, in words), else one made here. */
+  get alwaysOptions(): AlwaysOption[] {
+    const sent = Array.isArray(this.params.alwaysOptions) ? this.params.alwaysOptions.filter(isOption) : [];
+    return sent.length
+      ? sent
+      : [
+          {
+            id: 'default',
+            patterns: this.always,
+            label: describeAlways(this.params.permission, this.always),
+          },
+        ];
+  }
+
+  /** Whether the sidecar takes `alwaysOption` and `scope` (it sent `alwaysOptions`). */
+  get scoped(): boolean {
+    return Array.isArray(this.params.alwaysOptions) && this.params.alwaysOptions.length > 0;
+  }
+
+  /** What "Always" would allow by default, in words. */
   get alwaysCovers(): string {
-    return describeAlways(this.params.permission, this.always);
+    return this.alwaysOptions[0].label;
+  }
+
+  /** Files whose buffer has unsaved changes. */
+  get unsaved(): UnsavedFile[] {
+    const raw = this.params.metadata.unsaved;
+    return Array.isArray(raw) ? raw.filter((u): u is UnsavedFile => !!u && typeof u.file === 'string') : [];
+  }
+
+  /** Files where the change overlaps lines the person changed and has not saved. */
+  get overlapping(): string[] {
+    return this.unsaved.filter((u) => u.overlaps).map((u) => u.file);
   }
 
   /** "app.txt (+1 −1)", "3 files", "`git status`". */
@@ -294,6 +335,23 @@ export class Review {
       }
       result.scope = a.scope as RuleScope;
     }
+    if (a.alwaysOption !== undefined) {
+      const ids = this.alwaysOptions.map((o) => o.id);
+      if (typeof a.alwaysOption !== 'string' || !ids.includes(a.alwaysOption)) {
+        throw new RangeError(
+          `${where}: alwaysOption must be one of ${ids.map((i) => JSON.stringify(i)).join(', ')}`,
+        );
+      }
+      result.alwaysOption = a.alwaysOption;
+    }
+    if (a.unsaved !== undefined) {
+      if (a.unsaved !== 'editor' && a.unsaved !== 'save') {
+        throw new TypeError(
+          `${where}: unsaved must be "editor" (apply in the editor only) or "save" (save the unsaved changes too)`,
+        );
+      }
+      result.unsaved = a.unsaved;
+    }
     return result;
   }
 
@@ -308,6 +366,8 @@ export class Review {
       patterns: [...this.params.patterns],
       always: [...this.always],
       alwaysCovers: this.alwaysCovers,
+      alwaysOptions: this.alwaysOptions.map((o) => ({ ...o, patterns: [...o.patterns] })),
+      unsaved: this.unsaved.map((u) => ({ ...u })),
       sessionID: this.params.sessionID,
       callID: this.params.callID,
       files: this.files.map((f) => ({ ...f.info })),
@@ -316,6 +376,11 @@ export class Review {
       askedAt: this.askedAt,
     };
   }
+}
+
+function isOption(value: unknown): value is AlwaysOption {
+  const o = value as AlwaysOption;
+  return !!o && typeof o.id === 'string' && typeof o.label === 'string' && Array.isArray(o.patterns);
 }
 
 function isHunk(value: unknown): value is ReviewHunk {
@@ -381,8 +446,12 @@ function buildFiles(
       proposed = diff ? applyHunks(base, diff) : undefined;
     }
     proposed ??= base;
+    // As the sidecar narrows: added, deleted and moved files, and files one apply_patch
+    // changes more than once, are taken whole or not at all.
     const perHunk =
-      (info.type === 'update' || info.type === 'move') &&
+      info.type === 'update' &&
+      !info.movePath &&
+      entries.filter((e) => e.relativePath === rel).length === 1 &&
       fileHunks.length > 0 &&
       applySome(base, fileHunks) === proposed;
     const exists = info.type !== 'add' && currentText(source) !== undefined;

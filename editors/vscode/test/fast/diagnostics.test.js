@@ -4,7 +4,7 @@
 'use strict';
 const { after, before, test } = require('node:test');
 const assert = require('node:assert/strict');
-const { activate, vscode, waitFor } = require('./harness');
+const { activate, stub, vscode, waitFor } = require('./harness');
 
 const WAIT_MS = 1500;
 let s;
@@ -59,13 +59,15 @@ before(async () => {
       'plain.txt': 'nothing checks this\n',
       'data.json': '{"a": 1}\n',
     },
-    settings: { 'toolhost.diagnostics.waitMs': WAIT_MS },
+    // About diagnostics, not review: edits land without asking.
+    settings: { 'toolhost.diagnostics.waitMs': WAIT_MS, 'toolhost.review.byDefault': false },
   });
 });
 after(async () => {
   subscriptions.forEach((d) => d.dispose());
   lintCollection.dispose();
   await s.dispose();
+  stub.setSetting('toolhost.review.byDefault', undefined);
 });
 
 test('an error the edit introduced is appended to its output', async () => {

@@ -15,9 +15,14 @@ before(async () => {
       'closed.txt': 'left alone\n',
       'whole.txt': 'old\n',
     },
+    // About how edits reach the buffer and the disk, not review: they land without asking.
+    settings: { 'toolhost.review.byDefault': false },
   });
 });
-after(() => s.dispose());
+after(async () => {
+  await s.dispose();
+  stub.setSetting('toolhost.review.byDefault', undefined);
+});
 beforeEach(() => stub.reset());
 
 test('a read opens the file for the language servers, without showing it', async () => {
@@ -55,7 +60,7 @@ test('an edit of an open file is applied to the buffer by VS Code and saved', as
   await doc.save();
 });
 
-test("the user's unsaved typing elsewhere in the buffer survives an edit", async () => {
+test("the user's unsaved typing stays theirs: the disk gets only the agent's change", async () => {
   const doc = await stub.type(s.file('dirty.txt'), [
     new vscode.TextEdit(new vscode.Range(0, 0, 0, 0), 'typed\n'),
   ]);
@@ -68,9 +73,13 @@ test("the user's unsaved typing elsewhere in the buffer survives an edit", async
     newString: 'TWO',
   });
   assert.equal(result.isError, false, result.output);
-  assert.equal(doc.getText(), 'typed\none\nTWO\n');
-  assert.equal(s.read('dirty.txt'), 'typed\none\nTWO\n');
-  assert.equal(doc.isDirty, false);
+  assert.equal(doc.getText(), 'typed\none\nTWO\n', 'the buffer has both');
+  assert.equal(s.read('dirty.txt'), 'one\nTWO\n', "the disk has the agent's change and none of the typing");
+  assert.equal(doc.isDirty, true, 'the typing is still unsaved');
+  assert.deepEqual(stub.recorded.saves, [], 'a buffer with unsaved changes is never saved for the agent');
+  // One undo takes back the agent's part only.
+  assert.ok(stub.undo(s.file('dirty.txt')));
+  assert.equal(doc.getText(), 'typed\none\ntwo\n');
 });
 
 test('write replaces an open buffer through the editor too', async () => {

@@ -177,7 +177,14 @@ class Range {
   }
 }
 
-class Selection extends Range {}
+class Selection extends Range {
+  get anchor() {
+    return this.start;
+  }
+  get active() {
+    return this.end;
+  }
+}
 
 class Location {
   constructor(uri, rangeOrPosition) {
