@@ -17,6 +17,7 @@ import { LspFamily } from './lsp';
 import { permissionDefaults, PermissionsFamily } from './permissions';
 import { ProgressFamily } from './progress';
 import { ReviewApi, Reviews } from './review';
+import { registerRulesCommand } from './rules';
 import { ReviewFeatures } from './review/presenter';
 import { contributedTools, restrictedConfig, startBlocker, watchTrust } from './trust';
 
@@ -35,8 +36,9 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
   const reviews: Reviews = new Reviews((): ReviewFeatures => permissions.features());
   const permissions: PermissionsFamily = new PermissionsFamily(reviews.controller);
   const diagnostics = new DiagnosticsFamily(context.globalState);
-  const progress = new ProgressFamily((callID) =>
-    reviews.controller.reviews.some((r) => r.params.callID === callID),
+  // A call waiting for a review says so in the status bar (and in Stop's list).
+  const progress = new ProgressFamily(
+    (callID) => reviews.controller.reviews.find((r) => r.params.callID === callID)?.params.title,
   );
   const families = [permissions, new EditsFamily(), diagnostics, new LspFamily(), progress];
   server = new ServerManager({
@@ -57,6 +59,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
     manager.onDidChangeState((state) => status.setState(state)),
     manager.onDidChangeTools(() => void api.listTools().catch(() => undefined)),
     ...registerCommands(manager, api, results),
+    registerRulesCommand(manager),
     ...registerLanguageModelTools(api, contributed),
     onDidChangeRestartSetting((setting) => manager.restart(`${setting} changed`)),
     ...watchTrust(manager),

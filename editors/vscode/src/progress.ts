@@ -55,8 +55,8 @@ export class ProgressFamily implements RequestFamily, vscode.Disposable {
   readonly onDidChange = this.changed.event;
   private readonly command: vscode.Disposable;
 
-  /** `waiting(callID)`: whether the call is waiting for a person's review. */
-  constructor(private readonly waiting: (callID: string) => boolean = () => false) {
+  /** `waiting(callID)`: the title of the review the call waits for, if it does. */
+  constructor(private readonly waiting: (callID: string) => string | undefined = () => undefined) {
     this.item.name = 'toolhost: running tool call';
     this.item.command = { title: 'Stop', command: COMMANDS.stopCall };
     this.command = vscode.commands.registerCommand(COMMANDS.stopCall, (callID?: string) => this.stop(callID));
@@ -139,7 +139,14 @@ export class ProgressFamily implements RequestFamily, vscode.Disposable {
       call = this.running[0];
     } else if (!call && this.calls.size > 1) {
       const picked = await vscode.window.showQuickPick(
-        this.running.map((c) => ({ label: `$(debug-stop) ${describe(c)}`, description: c.latest, call: c })),
+        this.running.map((c) => {
+          const review = this.waiting(c.callID);
+          return {
+            label: `$(debug-stop) ${c.tool}: ${review ?? c.title ?? c.tool}`,
+            description: review ? 'waiting for your review' : c.latest,
+            call: c,
+          };
+        }),
         { title: 'toolhost: stop which call?' },
       );
       call = picked?.call;
@@ -184,10 +191,6 @@ export class ProgressFamily implements RequestFamily, vscode.Disposable {
     this.item.tooltip = tip;
     this.item.show();
   }
-}
-
-function describe(call: RunningCall): string {
-  return call.title ? `${call.tool}: ${call.title}` : call.tool;
 }
 
 /** The last non-empty line of a command's output so far, shortened; undefined when none. */

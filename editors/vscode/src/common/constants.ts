@@ -29,4 +29,5 @@ export const COMMANDS = {
   showLog: 'toolhost.showLog',
   restart: 'toolhost.restart',
   stopCall: 'toolhost.stopCall',
+  showRules: 'toolhost.showRules',
 } as const;

@@ -7,7 +7,16 @@
 import * as vscode from 'vscode';
 import { PROPOSED_SCHEME } from '../common/constants';
 import { ReviewController } from './controller';
-import { changedSpan, LineSpan, locate, parseHeader, ReviewHunk, sides, splitLines } from './hunks';
+import {
+  bodyLines,
+  changedSpan,
+  LineSpan,
+  locate,
+  parseHeader,
+  ReviewHunk,
+  sides,
+  splitLines,
+} from './hunks';
 import { FileView, Review } from './review';
 
 export interface HunkAt {
@@ -27,9 +36,17 @@ export function hunkSpans(review: Review, file: FileView, text: string): HunkAt[
   file.hunks.forEach((hunk, index) => {
     let span: LineSpan | undefined;
     if (review.decisionOf(hunk) === 'rejected') {
+      // Shown as it was: the hunk's old side, and in it the lines it would have replaced.
       const { before } = sides(hunk);
       const start = locate(splitLines(text).lines, before, (parseHeader(hunk.header)?.oldStart ?? 1) - 1);
-      span = start === undefined ? undefined : { start, end: start + Math.max(1, before.length) };
+      const body = bodyLines(hunk).filter((l) => !l.startsWith('+'));
+      const lead = Math.max(
+        0,
+        body.findIndex((l) => l.startsWith('-')),
+      );
+      const removed = body.filter((l) => l.startsWith('-')).length;
+      span =
+        start === undefined ? undefined : { start: start + lead, end: start + lead + Math.max(1, removed) };
     } else {
       span = changedSpan(text, hunk);
     }
@@ -182,9 +199,8 @@ export class InEditorReview implements vscode.HoverProvider, vscode.CodeLensProv
     for (const at of spans) {
       const decision = at.review.decisionOf(at.hunk);
       if (decision === 'accepted') byState.accepted.push(note(at, '✓ accepted'));
-      else if (decision === 'rejected')
-        byState.rejected.push(note(at, '✗ rejected (shown as it was) · Alt+Y to bring it back'));
-      else byState.pending.push(note(at, 'Alt+Y accept · Alt+N reject · hover for buttons'));
+      else if (decision === 'rejected') byState.rejected.push(note(at, '✗ rejected · Alt+Y brings it back'));
+      else byState.pending.push(note(at, 'Alt+Y accept · Alt+N reject'));
     }
     editor.setDecorations(this.pending, byState.pending);
     editor.setDecorations(this.accepted, byState.accepted);

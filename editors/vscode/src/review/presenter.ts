@@ -258,7 +258,10 @@ export class ReviewPresenter implements vscode.Disposable {
         OVERLAP.save,
         OVERLAP.reject,
       );
-      if (!this.controller.get(review.id)) return;
+      if (!this.controller.get(review.id)) {
+        if (choice) void vscode.window.showInformationMessage('toolhost: that request was already answered.');
+        return;
+      }
       if (choice === OVERLAP.editor) this.controller.settle(review, 'accepted', { unsaved: 'editor' });
       else if (choice === OVERLAP.save) this.controller.settle(review, 'accepted', { unsaved: 'save' });
       else if (choice === OVERLAP.reject) this.controller.settle(review, 'rejected');
@@ -267,7 +270,9 @@ export class ReviewPresenter implements vscode.Disposable {
     const accept = review.isEdit ? 'Accept' : 'Allow';
     const choice = await show(message(review), { modal: false }, accept, 'Reject', 'More…');
     if (!this.controller.get(review.id)) {
-      return; // answered elsewhere meanwhile
+      // Answered elsewhere meanwhile; VS Code cannot take a notification back, so say so.
+      if (choice) void vscode.window.showInformationMessage('toolhost: that request was already answered.');
+      return;
     }
     if (choice === accept) {
       this.controller.settle(review, 'accepted');

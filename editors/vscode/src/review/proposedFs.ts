@@ -2,8 +2,8 @@
  * The `toolhost-proposed:` file system: the proposed side of each review's diff, in
  * memory. A file system rather than a read-only content provider so the person can
  * correct the proposal in the diff editor before accepting it; saving it (Ctrl+S)
- * only writes here. `/<review id>/<after|before><file path>` keeps the file's name,
- * so the document gets the file's language.
+ * only writes here. `toolhost-proposed:/<relative path>?<review id>/<after|before>`
+ * keeps the file's name, so the document gets the file's language.
  */
 import * as vscode from 'vscode';
 import { PROPOSED_SCHEME } from '../common/constants';
@@ -17,12 +17,16 @@ export class ProposedFiles implements vscode.FileSystemProvider, vscode.Disposab
   });
 
   static uri(review: string, file: vscode.Uri, side: 'before' | 'after'): vscode.Uri {
-    return vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${review}/${side}${file.path}` });
+    // The path is the file's own (relative to the workspace where it is inside it), so
+    // the tab, the breadcrumbs and the language read as the file's; the query says whose.
+    const relative = vscode.workspace.asRelativePath(file, false);
+    const shown = relative === file.fsPath ? file.path : `/${relative.replace(/\\/g, '/')}`;
+    return vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: shown, query: `${review}/${side}` });
   }
 
   /** The review id a proposed document belongs to. */
   static reviewOf(uri: vscode.Uri): string | undefined {
-    return uri.scheme === PROPOSED_SCHEME ? uri.path.split('/')[1] : undefined;
+    return uri.scheme === PROPOSED_SCHEME ? uri.query.split('/')[0] || undefined : undefined;
   }
 
   set(uri: vscode.Uri, text: string): void {

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { ReviewController } from './controller';
-import { changedSpan, ReviewHunk } from './hunks';
+import { bodyLines, changedSpan, parseHeader, ReviewHunk } from './hunks';
 import { Decision, FileView, Review } from './review';
 import { plural } from './words';
 
@@ -85,7 +85,9 @@ export class ReviewTree implements vscode.TreeDataProvider<ReviewNode>, vscode.D
       review.isEdit ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
     );
     item.id = review.id;
-    item.description = review.isEdit ? `${review.tool} · ${review.summary}` : `${review.tool} · waiting`;
+    item.description = review.isEdit
+      ? `${review.tool} · ${review.files.length === 1 ? review.summary.replace(/^.* \(/, '(') : review.summary}`
+      : `${review.tool} · waiting`;
     item.iconPath = new vscode.ThemeIcon(
       review.isEdit ? 'diff' : review.params.permission === 'bash' ? 'terminal' : 'shield',
     );
@@ -124,8 +126,11 @@ export class ReviewTree implements vscode.TreeDataProvider<ReviewNode>, vscode.D
     const added = hunk.lines.filter((l) => l.startsWith('+')).length;
     const item = new vscode.TreeItem(`Change ${index + 1} of ${file.hunks.length}`);
     item.id = `${review.id}/${hunk.id}`;
-    const first = hunk.lines.find((l) => l.startsWith('+') || l.startsWith('-')) ?? '';
-    item.description = `${decision ?? 'pending'} · +${added} −${removed} · ${first.slice(0, 60)}`;
+    const at = parseHeader(hunk.header);
+    const lead = bodyLines(hunk).findIndex((l) => !l.startsWith(' '));
+    const line = (at?.newStart ?? 1) + Math.max(lead, 0);
+    const where = added ? `line ${line}` : `after line ${Math.max(line - 1, 0)}`;
+    item.description = `${decision ?? 'pending'} · ${where} · +${added} −${removed}`;
     item.iconPath = decisionIcon(decision, 'circle-outline');
     item.contextValue = `toolhost.review.hunk.${decision ?? 'pending'}`;
     const tip = new vscode.MarkdownString();

@@ -91,6 +91,16 @@ test('an error the edit introduced is appended to its output', async () => {
   assert.equal(entry[1][0].severity, 1);
 });
 
+test('a file no tab shows is opened in a background tab, so pull-diagnostics servers report on it', async () => {
+  const shown = stub.tabGroup.tabs.filter((t) => t.input instanceof vscode.TabInputText);
+  const tab = shown.find((t) => t.input.uri.fsPath === s.file('main.py'));
+  assert.ok(tab, `main.py should have a tab now: ${shown.map((t) => t.label)}`);
+  assert.equal(tab.isActive, false, 'the tab opens in the background');
+  assert.equal(tab.isPreview, false, "it must not replace the person's preview tab");
+  const opened = stub.recorded.commands.filter((c) => c.id === 'vscode.open');
+  assert.ok(opened.length > 0 && opened.every((c) => c.args[1].preserveFocus && c.args[1].background));
+});
+
 test('errors that were there before the edit are not reported again', async () => {
   await s.api.executeTool('read', { filePath: 'old.py' });
   // The sidecar's baseline does not wait (waitMs 0): let the server report first.

@@ -62,7 +62,7 @@ const reviewItem = () => stub.statusBarItems.find((i) => i.id === 'toolhost.revi
 const proposedDoc = (review) =>
   stub.documents.get(
     diffCalls()
-      .find((c) => c.args[1].path.startsWith(`/${review.id}/`))
+      .find((c) => c.args[1].query.startsWith(`${review.id}/`))
       .args[1].toString(),
   );
 
@@ -499,4 +499,38 @@ test('a review the sidecar withdraws (its call was cancelled) leaves the list an
     'its diff to close',
   );
   assert.equal(s.read('gone.txt'), 'withdrawn\n');
+});
+
+// Last: it saves a rule in the project's config.
+test('Show Allowed Rules lists an "always" saved to the project in words, and revokes it', async () => {
+  answerPrompts(() => 'More…');
+  stub.answers.quickPick = (items) =>
+    items.find((i) => /^\$\(check-all\) Always allow/.test(i.label)) ??
+    items.find((i) => i.label === 'For this project');
+  const first = await s.api.executeTool('bash', { command: 'printf saved', description: 'Prints' });
+  assert.equal(first.isError, false, first.output);
+  const config = JSON.parse(s.read('opencode.json'));
+  assert.deepEqual(config.permission.bash, { 'printf *': 'allow' });
+
+  stub.reset();
+  await vscode.commands.executeCommand('toolhost.showRules');
+  const pick = stub.recorded.quickPickWidgets[0];
+  await waitFor(() => pick.items.length > 0 && !pick.busy, 'the rules to load');
+  const item = pick.items.find((i) => i.rule.pattern === 'printf *');
+  assert.ok(item, JSON.stringify(pick.items.map((i) => i.label)));
+  assert.equal(item.label, '$(terminal) commands starting “printf”');
+  assert.match(item.description, /bash: printf \* · saved in the project/);
+  assert.match(item.detail, /opencode\.json/);
+
+  pick._button(item, item.buttons.at(-1)); // the trash button
+  await waitFor(() => !pick.items.some((i) => i.rule.pattern === 'printf *') && !pick.busy, 'the rule to go');
+  assert.equal(JSON.parse(s.read('opencode.json')).permission?.bash?.['printf *'], undefined);
+  assert.match(
+    stub.recorded.messages.at(-1).message,
+    /revoked the rule that allowed commands starting “printf” \(saved in the project\)/,
+  );
+
+  answerPrompts(() => 'Reject');
+  const again = await s.api.executeTool('bash', { command: 'printf again', description: 'Prints' });
+  assert.equal(again.metadata.error, 'permission_rejected', 'once revoked, the command is asked about again');
 });

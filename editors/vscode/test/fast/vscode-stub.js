@@ -494,6 +494,7 @@ const recorded = {
   messages: [], // {severity, message, options, items, choice}
   inputBoxes: [],
   quickPicks: [],
+  quickPickWidgets: [],
   progress: [], // {options, reports: [], done}
   commands: [], // {id, args}
   applyEdits: [],
@@ -930,6 +931,48 @@ const window = {
     }
     return answer;
   },
+  createQuickPick() {
+    const accept = new EventEmitter();
+    const button = new EventEmitter();
+    const hide = new EventEmitter();
+    const pick = {
+      items: [],
+      selectedItems: [],
+      activeItems: [],
+      title: undefined,
+      placeholder: undefined,
+      busy: false,
+      visible: false,
+      value: '',
+      onDidAccept: accept.event,
+      onDidTriggerItemButton: button.event,
+      onDidHide: hide.event,
+      onDidChangeValue: new EventEmitter().event,
+      onDidChangeSelection: new EventEmitter().event,
+      onDidChangeActive: new EventEmitter().event,
+      show() {
+        pick.visible = true;
+      },
+      hide() {
+        if (!pick.visible) return;
+        pick.visible = false;
+        hide.fire();
+      },
+      dispose() {
+        pick.visible = false;
+      },
+      /** Test controls: press Enter on an item, or click one of its buttons. */
+      _accept(item) {
+        pick.selectedItems = [item];
+        accept.fire();
+      },
+      _button(item, which) {
+        button.fire({ item, button: which });
+      },
+    };
+    recorded.quickPickWidgets.push(pick);
+    return pick;
+  },
   async showQuickPick(items, options) {
     const list = await items;
     recorded.quickPicks.push({ items: list, options });
@@ -1163,6 +1206,14 @@ const commands = {
       if (!existing) openTab(title, new TabInputTextDiff(left, right));
       const editor = showEditor(doc, options && options.selection);
       if (!options || !options.preserveFocus) setActiveEditor(editor);
+      return undefined;
+    }
+    if (id === 'vscode.open') {
+      const [uri, options] = args;
+      const doc = await openTextDocument(uri);
+      const tab = openTab(path.basename(doc.uri.path), new TabInputText(doc.uri));
+      tab.isActive = !(options && options.background);
+      tab.isPreview = !!(options && options.preview);
       return undefined;
     }
     if (id === 'vscode.changes') {
