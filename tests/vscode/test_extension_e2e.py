@@ -403,12 +403,25 @@ def test_unsaved_typing_stays_out_of_the_disk_and_one_undo_takes_back_the_agents
     }
     assert not step["isError"], step["output"]
     assert step["after"] == {
-        "text": "my unsaved line\nalpha\nbeta\nGAMMA\n",
+        "text": "my unsaved line\nalpha\nbeta\nGAMMA, longer\n",
         "dirty": True,
-        "disk": "alpha\nbeta\nGAMMA\n",
+        "disk": "alpha\nbeta\nGAMMA, longer\n",
     }, "the disk must get the agent's change and none of the unsaved line"
     assert step["undone"]["text"] == "my unsaved line\nalpha\nbeta\ngamma\n"
     assert step["undone"]["dirty"] is True
+
+
+def test_saving_after_the_agent_wrote_the_disk_does_not_warn_that_the_file_changed(
+    scenario: Scenario,
+) -> None:
+    user = scenario.user("save-mine")
+    assert not any("newer" in toast for toast in user["toasts"]), user["toasts"]
+    step = scenario.step("unsaved-merge")
+    assert step["saved"] == {
+        "text": step["undone"]["text"],
+        "dirty": False,
+        "disk": step["undone"]["text"],
+    }
 
 
 def test_an_edit_over_unsaved_lines_offers_the_three_choices(scenario: Scenario) -> None:

@@ -11,6 +11,7 @@ import { ServerManager } from './common/server';
 import { onDidChangeRestartSetting } from './common/settings';
 import { StatusItem } from './common/status';
 import { DiagnosticsFamily } from './diagnostics';
+import { DiskWritesFamily } from './diskWritten';
 import { EditsFamily } from './edits';
 import { registerLanguageModelTools } from './lmTools';
 import { LspFamily } from './lsp';
@@ -40,7 +41,8 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
   const progress = new ProgressFamily(
     (callID) => reviews.controller.reviews.find((r) => r.params.callID === callID)?.params.title,
   );
-  const families = [permissions, new EditsFamily(), diagnostics, new LspFamily(), progress];
+  const diskWrites = new DiskWritesFamily();
+  const families = [permissions, new EditsFamily(), diagnostics, new LspFamily(), progress, diskWrites];
   server = new ServerManager({
     context,
     families,
@@ -51,7 +53,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
   const status = new StatusItem();
   const api = new ToolCaller(server, progress, status);
   const results = new ResultDocuments();
-  subscriptions.push(reviews, diagnostics, server, status, results, progress);
+  subscriptions.push(reviews, diagnostics, server, status, results, progress, diskWrites);
   subscriptions.push(reviews.controller.onDidChange(() => progress.refresh()));
 
   const manager = server;

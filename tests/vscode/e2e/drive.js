@@ -136,7 +136,8 @@ async function key(page, expect) {
   const editor = await activeEditor(page, expect.shows);
   await editor.click();
   await page.keyboard.press(expect.key);
-  await pause(300);
+  await pause(expect.shot ? 1500 : 300);
+  if (expect.shot) await shoot(page, expect.shot);
   const problems = await page
     .locator('.notification-toast')
     .allInnerTexts()

@@ -14,6 +14,7 @@ before(async () => {
       'dirty.txt': 'one\ntwo\n',
       'closed.txt': 'left alone\n',
       'whole.txt': 'old\n',
+      'far.txt': 'a\nb\nc\nd\ne\nf\n',
     },
     // About how edits reach the buffer and the disk, not review: they land without asking.
     settings: { 'toolhost.review.byDefault': false },
@@ -80,6 +81,34 @@ test("the user's unsaved typing stays theirs: the disk gets only the agent's cha
   // One undo takes back the agent's part only.
   assert.ok(stub.undo(s.file('dirty.txt')));
   assert.equal(doc.getText(), 'typed\none\ntwo\n');
+});
+
+test('saving later does not fail as "the content is newer" (editor/diskWritten)', async () => {
+  // Without the sidecar's note, a file written behind a dirty buffer makes the save fail.
+  const other = await stub.type(s.file('closed.txt'), [
+    new vscode.TextEdit(new vscode.Range(0, 0, 0, 0), 'mine '),
+  ]);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  require('fs').writeFileSync(s.file('closed.txt'), 'written by someone else, longer\n');
+  assert.equal(await other.save(), false, 'the stub should refuse like VS Code does');
+  assert.deepEqual(stub.recorded.saveConflicts, [s.uri('closed.txt').toString()]);
+
+  stub.recorded.saveConflicts.length = 0;
+  const doc = await stub.type(s.file('far.txt'), [
+    new vscode.TextEdit(new vscode.Range(0, 0, 0, 0), 'mine\n'),
+  ]);
+  await s.api.executeTool('read', { filePath: 'far.txt' });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const result = await s.api.executeTool('edit', {
+    filePath: 'far.txt',
+    oldString: 'f',
+    newString: 'f, and longer',
+  });
+  assert.equal(result.isError, false, result.output);
+  assert.equal(doc.isDirty, true);
+  assert.equal(await doc.save(), true, `the save was refused: ${stub.recorded.saveConflicts}`);
+  assert.equal(s.read('far.txt'), 'mine\na\nb\nc\nd\ne\nf, and longer\n');
+  assert.equal(doc.getText(), s.read('far.txt'));
 });
 
 test('write replaces an open buffer through the editor too', async () => {

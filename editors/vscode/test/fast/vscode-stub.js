@@ -501,6 +501,7 @@ const recorded = {
   shown: [], // showTextDocument calls
   opened: [], // openTextDocument calls (uri strings)
   saves: [], // uri strings
+  saveConflicts: [], // uri strings of saves VS Code would refuse ("the content is newer")
   log: [],
   decorations: [], // {uri, type, options}
   contexts: [], // setContext calls: [key, value]
@@ -610,8 +611,21 @@ class TextDocument {
       return true;
     }
     if (this.uri.scheme !== 'file') return false;
-    emitters.willSave.fire({ document: this, reason: 1, waitUntil: () => undefined });
+    const waits = [];
+    emitters.willSave.fire({ document: this, reason: 1, waitUntil: (promise) => waits.push(promise) });
+    // As VS Code does, a participant gets a bounded time (a silent one must not hang the save).
+    await Promise.all(
+      waits.map((w) => Promise.race([w, new Promise((resolve) => setTimeout(resolve, 1500))])),
+    );
+    // VS Code's dirty-write check: the disk moved on (mtime later, size different) since
+    // the buffer was loaded or saved, so the save fails with "the content is newer".
+    const now = fs.statSync(this.uri.fsPath);
+    if (this._stat && now.mtimeMs > this._stat.mtimeMs && now.size !== this._stat.size) {
+      recorded.saveConflicts.push(this.uri.toString());
+      return false;
+    }
     fs.writeFileSync(this.uri.fsPath, this._text);
+    this._stat = fs.statSync(this.uri.fsPath);
     this.isDirty = false;
     recorded.saves.push(this.uri.toString());
     emitters.save.fire(this);
@@ -701,6 +715,7 @@ async function openTextDocument(arg) {
     throw new Error(`vscode stub: no provider for ${uri.toString()}`);
   }
   const doc = new TextDocument(uri, text ?? '');
+  if (uri.scheme === 'file') doc._stat = fs.statSync(uri.fsPath);
   documents.set(uri.toString(), doc);
   emitters.open.fire(doc);
   return doc;

@@ -194,7 +194,12 @@ async function activate() {
     await waitFor(() => doc.getText().startsWith('my unsaved line\n'), 'the typing to reach the buffer');
     const typed = { text: doc.getText(), dirty: doc.isDirty, disk: disk('draft.txt') };
     await api.executeTool('read', { filePath: 'draft.txt' });
-    const call = api.executeTool('edit', { filePath: 'draft.txt', oldString: 'gamma', newString: 'GAMMA' });
+    // A change of length: VS Code's save checks the file's size and mtime against what it loaded.
+    const call = api.executeTool('edit', {
+      filePath: 'draft.txt',
+      oldString: 'gamma',
+      newString: 'GAMMA, longer',
+    });
     await expectUser('accept-merge', {
       act: 'toast',
       click: 'Accept',
@@ -208,7 +213,13 @@ async function activate() {
     await waitFor(() => doc.getText() !== after.text, 'the undo', 15000);
     const undone = { text: doc.getText(), dirty: doc.isDirty, disk: disk('draft.txt') };
     // The person saves their own work afterwards.
-    await expectUser('save-mine', { act: 'key', key: 'Control+s', file: 'draft.txt', shows: 'alpha' });
+    await expectUser('save-mine', {
+      act: 'key',
+      key: 'Control+s',
+      file: 'draft.txt',
+      shows: 'alpha',
+      shot: 'save-mine',
+    });
     await sleep(1500);
     const saved = { text: doc.getText(), dirty: doc.isDirty, disk: disk('draft.txt') };
     return { output: result.output, isError: result.isError, typed, after, undone, saved };
