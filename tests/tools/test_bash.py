@@ -109,12 +109,14 @@ async def test_echo_hello_returns_exactly_its_output(worktree: Path, editor) -> 
     assert not result.is_error
     assert result.output == "hello\n"
     assert result.title == "Runs a test command"
+    sandbox = result.metadata.pop("sandbox")
     assert result.metadata == {
         "output": "hello\n",
         "exit": 0,
         "description": "Runs a test command",
         "truncated": False,
     }
+    assert sandbox["mode"] == "auto"  # tests/tools/test_sandbox.py checks what it holds
 
 
 async def test_a_non_zero_exit_is_not_an_error(worktree: Path, editor) -> None:

@@ -45,8 +45,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +57,22 @@ from pydantic import BaseModel, Field
 from tools.bash import process
 from tools.bash.commands import Analysis
 from tools.bash.decision import Decision, Denial, decide
+from tools.bash.sandbox import client as sandbox_client
+from tools.bash.sandbox import denials as sandbox_denials
+from tools.bash.sandbox import settings as sandbox_settings
+from tools.bash.sandbox.plan import Plan
+from tools.bash.sandbox.plan import decide as decide_plan
+from tools.bash.sandbox.probe import Support
 from tools.bash.shell_parse import Arg
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
-from tools.errors import NotFoundError, PermissionDeniedError, ToolError
+from tools.errors import NotFoundError, PermissionDeniedError, PermissionRejectedError, ToolError
 from tools.paths import is_inside, locations, real, relative, resolve
 from tools.permission import PermissionService, Rule, wildcard_match
 from tools.result import ToolResult
 from tools.tool import Annotations, define
+
+log = logging.getLogger("toolhost.bash")
 
 DEFAULT_TIMEOUT_MS = 120_000
 TIMEOUT_GRACE_MS = 100  # the kill fires this long after the timeout (OpenCode's)
@@ -126,8 +136,57 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
     timeout_ms = DEFAULT_TIMEOUT_MS if args.timeout is None else args.timeout
     workdir = _workdir(args.workdir, ctx)
     analysis = await ctx.run_blocking(analyse_line, args.command, workdir)
-    await _ask(analysis, workdir, args, ctx)
+    approved = await _ask(analysis, workdir, args, ctx)
+    support = await _support()
+    plan = _plan(ctx, support, approved)
+    finished = await _run(args, ctx, workdir, plan, support is not None, timeout_ms)
+    blocked = sandbox_denials.find(finished.output, plan, workdir)
+    offered = _directories_to_offer(blocked, plan)
+    if offered and not finished.timed_out and await _allow_writing(offered, args, ctx):
+        plan = _plan(ctx, support, [*approved, *offered])
+        first = finished
+        finished = await _run(args, ctx, workdir, plan, True, timeout_ms)
+        blocked = sandbox_denials.find(finished.output, plan, workdir)
+        notes = [_rerun_note(offered, first)]
+    else:
+        notes = []
+    notes += sandbox_denials.notes(
+        blocked, sandbox_denials.network_refused(finished.output, plan), plan
+    )
+    output = (finished.output or "(no output)") + _notes(
+        timeout_ms=timeout_ms if finished.timed_out else None, sandbox=notes
+    )
+    metadata: dict[str, Any] = {
+        "output": _cap(output),
+        "exit": finished.exit,
+        "description": args.description,
+        "sandbox": plan.summary(),
+    }
+    if blocked:
+        metadata["sandbox"]["blocked"] = [{"path": b.path, "kind": b.kind} for b in blocked]
+    if finished.timed_out:
+        metadata["timedOut"] = True
+    return ToolResult(title=args.description, output=output, metadata=metadata)
 
+
+async def _run(
+    args: BashParams,
+    ctx: ToolContext,
+    workdir: Path,
+    plan: Plan,
+    supervised: bool,
+    timeout_ms: float,
+) -> process.Finished:
+    """Run the command once under ``plan``, streaming its output to the editor."""
+    if plan.refused:
+        raise ToolError(
+            "The sandbox is required for commands (sandbox.mode: required) and cannot be "
+            f"enforced here: {plan.refused}. Nothing was run. Do the task without running "
+            "commands, or ask the user: `toolhost doctor` shows what is missing, and "
+            "sandbox.mode: auto runs commands unsandboxed where it is.",
+            kind="permission_denied",
+            metadata={"sandbox": plan.summary()},
+        )
     preview = _Preview()
 
     def on_output(text: str) -> None:
@@ -136,12 +195,13 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
 
     ctx.metadata(args.description, {"output": "", "description": args.description})
     try:
-        finished = await process.run(
+        return await process.run(
             shell_argv(args.command),
             cwd=workdir,
             env=shell_env(),
             timeout=(timeout_ms + TIMEOUT_GRACE_MS) / 1000,
             on_output=on_output,
+            plan=plan if supervised else None,
         )
     except asyncio.CancelledError:
         _final_update(ctx, args.description, preview.head + _notes(aborted=True))
@@ -152,17 +212,79 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             "directory, then retry.",
         ) from error
 
-    output = (finished.output or "(no output)") + _notes(
-        timeout_ms=timeout_ms if finished.timed_out else None
+
+async def _support() -> Support | None:
+    """What the sandbox can enforce here (starting its supervisor on first use)."""
+    try:
+        return (await asyncio.to_thread(sandbox_client.supervisor)).support
+    except (sandbox_client.SupervisorError, OSError):
+        log.warning("the sandbox supervisor could not start", exc_info=True)
+        return None
+
+
+def _plan(ctx: ToolContext, support: Support | None, extra: list[str]) -> Plan:
+    service = ctx.host.permissions
+    policy = sandbox_settings.policy(
+        ctx.host.config,
+        worktree=ctx.worktree,
+        directory=ctx.directory,
+        rules=_rules(service, ctx.agent, "external_directory", "read"),
+        extra_writable=extra,
     )
-    metadata: dict[str, Any] = {
-        "output": _cap(output),
-        "exit": finished.exit,
-        "description": args.description,
-    }
-    if finished.timed_out:
-        metadata["timedOut"] = True
-    return ToolResult(title=args.description, output=output, metadata=metadata)
+    return decide_plan(policy, support)
+
+
+def _rules(service: PermissionService, agent: str, *permissions: str) -> list[Rule]:
+    return [
+        r
+        for r in (*service.ruleset(agent), *service.approved)
+        if any(wildcard_match(p, r.permission) for p in permissions)
+    ]
+
+
+def _directories_to_offer(blocked: list[sandbox_denials.Blocked], plan: Plan) -> list[str]:
+    found: list[str] = []
+    for item in blocked:
+        if item.kind != "outside":
+            continue
+        directory = sandbox_denials.directory_to_allow(item.path)
+        if directory is not None and directory not in found and directory not in plan.writable:
+            found.append(directory)
+    return found
+
+
+async def _allow_writing(directories: list[str], args: BashParams, ctx: ToolContext) -> bool:
+    """One ask: may the command run again with these directories writable? Asked even
+    where the rules allow (running it again is the person's call); a deny rule wins."""
+    globs = [f"{d.rstrip('/')}/*" for d in directories]
+    shown = ", ".join(directories)
+    try:
+        await ctx.ask(
+            "external_directory",
+            globs,
+            globs,
+            {
+                "command": args.command,
+                "directories": directories,
+                "sandbox": "write",
+                "rerun": True,
+            },
+            title=f"Allow writing to {shown} for this command? It will run again",
+            force=True,
+        )
+    except (PermissionRejectedError, PermissionDeniedError):
+        return False
+    return True
+
+
+def _rerun_note(directories: list[str], first: process.Finished) -> str:
+    shown = ", ".join(directories)
+    return (
+        f"The sandbox stopped a write to {shown} on the first run (exit "
+        f"{first.exit}); the user allowed writing there, so the command ran a second time, "
+        "and the output above is the second run's. Anything the first run did inside the "
+        "project was done twice."
+    )
 
 
 def _final_update(ctx: ToolContext, description: str, output: str) -> None:
@@ -203,7 +325,8 @@ def _workdir(given: str | None, ctx: ToolContext) -> Path:
 # ---------------------------------------------------------------- permissions
 
 
-async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolContext) -> None:
+async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolContext) -> list[str]:
+    """Ask what the rules say to; return the outside directories this call may use."""
     service = ctx.host.permissions
     _check_denials(decide(analysis, _bash_rules(service, ctx.agent)), service, ctx.agent)
     roots = (real(ctx.directory), real(ctx.worktree))
@@ -238,6 +361,7 @@ async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolCon
         await ctx.ask("bash", decision.patterns, decision.always, metadata, title=title)
     elif decision.force:
         await _ask_regardless(ctx, decision.patterns, metadata, title)
+    return [str(d) for d in outside]
 
 
 def _ask_title(command: str, workdir: Path, ctx: ToolContext) -> str:
@@ -394,8 +518,10 @@ def _cap(text: str) -> str:
     return text[:MAX_METADATA_LENGTH] + "\n\n..."
 
 
-def _notes(*, timeout_ms: float | None = None, aborted: bool = False) -> str:
-    notes = []
+def _notes(
+    *, timeout_ms: float | None = None, aborted: bool = False, sandbox: Sequence[str] = ()
+) -> str:
+    notes = [*sandbox]
     if timeout_ms is not None:
         notes.append(
             f"bash tool terminated command after exceeding timeout {_number(timeout_ms)} ms. "

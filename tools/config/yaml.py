@@ -9,6 +9,10 @@ tools:
       allowed_commands: ["npm", "git"]
       denied_commands: ["rm", "sudo"]
       allowed_dirs: ["~/projects"]
+    sandbox:                 # bash only: see README, "The sandbox"
+      mode: "auto"           # auto | required | off
+      network: "deny"        # allow | deny
+      writable: ["~/data"]   # more directories commands may write
 ```
 
 Validation is strict (unknown keys and wrong types are errors naming the line and
@@ -27,7 +31,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 
 from tools.builtin import BUILTIN_ORDER
 from tools.config.jsonc import Parsed, ParseError
-from tools.config.rules import ConfigError, ConfigLayer, KeyPath, show
+from tools.config.rules import SANDBOX_LISTS, ConfigError, ConfigLayer, KeyPath, show
 from tools.permission import Rule, Ruleset, expand_home
 
 # Built-in ids a registry entry may name: ours, plus OpenCode's that we may not ship
@@ -51,11 +55,20 @@ class YamlPermissions(_Strict):
     allowed_dirs: list[Text] | None = None
 
 
+class YamlSandbox(_Strict):
+    mode: Literal["auto", "required", "off"] | None = None
+    network: Literal["allow", "deny"] | None = None
+    writable: list[Text] | None = None
+    caches: list[Text] | None = None
+    hidden: list[Text] | None = None
+
+
 class YamlTool(_Strict):
     name: Text
     type: Literal["builtin", "custom"] = "builtin"
     enabled: bool = True
     permissions: YamlPermissions | None = None
+    sandbox: YamlSandbox | None = None
 
 
 class YamlRegistry(_Strict):
@@ -153,6 +166,17 @@ def _check(registry: YamlRegistry) -> Iterator[ConfigError]:
                 'write type: "custom"',
                 (*at, "name"),
             )
+        if tool.sandbox is not None:
+            if tool.name != "bash":
+                yield ConfigError("a sandbox can only be set for the bash tool", (*at, "sandbox"))
+            for key in SANDBOX_LISTS:
+                for number, path in enumerate(getattr(tool.sandbox, key) or ()):
+                    if not os.path.isabs(expand_home(path)):
+                        yield ConfigError(
+                            f"expected an absolute path (or one starting with ~ or $HOME), "
+                            f"got {show(path)}",
+                            (*at, "sandbox", key, number),
+                        )
         perms = tool.permissions
         if perms is None:
             continue
@@ -181,6 +205,12 @@ def _layer(registry: YamlRegistry) -> ConfigLayer:
         if "enabled" in tool.model_fields_set:
             layer.enabled.pop(tool.name, None)
             layer.enabled[tool.name] = tool.enabled
+        if tool.sandbox is not None:
+            for key in tool.sandbox.model_fields_set:
+                value = getattr(tool.sandbox, key)
+                if key in SANDBOX_LISTS:
+                    value = [os.path.normpath(expand_home(p)) for p in value or ()]
+                layer.sandbox[key] = value
         perms = tool.permissions or YamlPermissions()
         allowed, denied = perms.allowed_commands or [], perms.denied_commands or []
         if (allowed or denied) and not asks:
