@@ -42,6 +42,7 @@ from functools import lru_cache
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from tools.bash import constructs
 from tools.bash.arity import prefix
 
 # Children of a `command` node that are its name or arguments (OpenCode's list,
@@ -95,6 +96,8 @@ class CommandLine:
     parse_error: bool
     redirects: tuple[Arg, ...] = ()  # files that redirections read or write
     assignments: tuple[tuple[str, Arg], ...] = ()  # NAME=value anywhere in the line
+    # Constructs the analysis cannot follow (tools.bash.constructs): (text, why)
+    constructs: tuple[tuple[str, str], ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -120,6 +123,7 @@ def analyse(command: str) -> CommandLine:
             if node.type == "variable_assignment"
             for pair in _assignment(node, source)
         ),
+        constructs=tuple(constructs.find(root, source)),
     )
 
 

@@ -36,6 +36,7 @@ import shutil
 from pathlib import Path
 
 from tools.bash.commands import Analysis, Effective, Stage, State, guess_programs
+from tools.bash.constructs import special_variable
 from tools.bash.handlers import HANDLERS
 from tools.bash.shell_parse import Arg, CommandLine, ParsedCommand, analyse
 
@@ -91,6 +92,8 @@ class Walker:
 
     def line(self, line: CommandLine, depth: int) -> None:
         self.analysis.redirects.extend(line.redirects)
+        for text, reason in line.constructs:
+            self.analysis.commands.append(Effective(text=text, unknown=[reason]))
         for command in line.commands:
             self.command(command, depth)
         for name, value in line.assignments:
@@ -129,6 +132,9 @@ class Walker:
         self.line(line, state.depth + 1)
 
     def assignment(self, name: str, value: Arg, text: str, state: State) -> None:
+        special = special_variable(name)
+        if special and name not in SCRIPT_VARIABLES and not name.startswith("BASH_FUNC_"):
+            self.analysis.commands.append(Effective(text=text, unknown=[special]))
         if name in SCRIPT_VARIABLES:
             unknown = f"`{name}` names a file of code that runs first"
             self.analysis.commands.append(Effective(text=text, unknown=[unknown]))
