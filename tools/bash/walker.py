@@ -98,6 +98,9 @@ class Walker:
             self.command(command, depth)
         for name, value in line.assignments:
             self.assignment(name, value, f"{name}={value.raw}", State(depth))
+            known = self.analysis.variables
+            literal = value.known
+            known[name] = literal if known.get(name, literal) == literal else None
 
     def command(self, parsed: ParsedCommand, depth: int) -> None:
         effective = Effective(text=parsed.text, always=parsed.always)

@@ -55,15 +55,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tools.bash import process
-from tools.bash.commands import Analysis
+from tools.bash.commands import Analysis, Effective
 from tools.bash.decision import Decision, Denial, decide
+from tools.bash.effects import Effects, effects
 from tools.bash.sandbox import client as sandbox_client
 from tools.bash.sandbox import denials as sandbox_denials
 from tools.bash.sandbox import settings as sandbox_settings
 from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.plan import decide as decide_plan
 from tools.bash.sandbox.probe import Support
-from tools.bash.shell_parse import Arg
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
 from tools.errors import NotFoundError, PermissionDeniedError, PermissionRejectedError, ToolError
@@ -78,11 +78,6 @@ DEFAULT_TIMEOUT_MS = 120_000
 TIMEOUT_GRACE_MS = 100  # the kill fires this long after the timeout (OpenCode's)
 MAX_METADATA_LENGTH = 30_000
 ASK_TITLE_CHARS = 80  # of the command, in a permission prompt's title
-
-# Commands whose arguments are paths worth checking (OpenCode's list plus cat).
-PATH_COMMANDS = frozenset({"cd", "rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat"})
-
-MAX_BASES = 16  # directories a line cds to that later relative paths are checked against
 
 # Devices every command line may read or write (2>/dev/null) without an ask.
 HARMLESS_DEVICES = frozenset(
@@ -136,8 +131,9 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
     timeout_ms = DEFAULT_TIMEOUT_MS if args.timeout is None else args.timeout
     workdir = _workdir(args.workdir, ctx)
     analysis = await ctx.run_blocking(analyse_line, args.command, workdir)
-    approved = await _ask(analysis, workdir, args, ctx)
     support = await _support()
+    strict = "fs-write" not in _plan(ctx, support, []).enforced
+    approved = await _ask(analysis, workdir, args, ctx, strict=strict)
     plan = _plan(ctx, support, approved)
     finished = await _run(args, ctx, workdir, plan, support is not None, timeout_ms)
     blocked = sandbox_denials.find(finished.output, plan, workdir)
@@ -325,12 +321,21 @@ def _workdir(given: str | None, ctx: ToolContext) -> Path:
 # ---------------------------------------------------------------- permissions
 
 
-async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolContext) -> list[str]:
-    """Ask what the rules say to; return the outside directories this call may use."""
+async def _ask(
+    analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolContext, *, strict: bool
+) -> list[str]:
+    """Ask what the rules say to; return the outside directories this call may use.
+
+    ``strict``: the kernel does not hold the command's writes, so a path only known
+    when it runs makes the command unknown.
+    """
     service = ctx.host.permissions
+    found = await ctx.run_blocking(_effects, analysis, workdir, strict)
+    for text, why in found.unknown:
+        analysis.commands.append(Effective(text=text, unknown=[why]))
     _check_denials(decide(analysis, _bash_rules(service, ctx.agent)), service, ctx.agent)
     roots = (real(ctx.directory), real(ctx.worktree))
-    outside = await ctx.run_blocking(_outside_dirs, analysis, workdir, roots)
+    outside = await ctx.run_blocking(_outside_dirs, found, workdir, roots)
     if outside:
         globs = [f"{d.as_posix().rstrip('/')}/*" for d in outside]
         await ctx.ask(
@@ -416,52 +421,29 @@ async def _ask_regardless(
     await ctx.ask("bash", patterns, [], metadata, title=title, force=True)
 
 
-def _outside_dirs(analysis: Analysis, workdir: Path, roots: tuple[Path, ...]) -> list[Path]:
+def _outside_dirs(found: Effects, workdir: Path, roots: tuple[Path, ...]) -> list[Path]:
     """Directories outside ``roots`` that the line touches, in order, each once."""
-    found: list[Path] = []
-    bases = [workdir]  # and every directory the line cds to: later paths may be there
+    outside: list[Path] = []
 
     def note(path: Path, is_dir: bool = False) -> None:
         if any(is_inside(path, root) for root in roots):
             return
         # a new path counts as a file in its parent, unless written as a directory (x/)
         directory = path if is_dir or path.is_dir() else path.parent
-        if directory not in found:
-            found.append(directory)
-
-    def check(word: str) -> None:
-        for base in list(bases):
-            for path in locations(word, base):
-                note(path, word.endswith("/"))
+        if directory not in outside:
+            outside.append(directory)
 
     note(real(workdir), True)
-    for command in analysis.commands:
-        stage = command.innermost
-        if stage is None or stage.name not in PATH_COMMANDS:
+    for word, is_dir in found.paths:
+        if os.path.normpath(resolve(word, workdir)) in HARMLESS_DEVICES:
             continue
-        for arg in stage.args[1:]:
-            word = _path_word(arg)
-            if not word or word.startswith("-") or (stage.name == "chmod" and word[0] == "+"):
-                continue  # None: known only at run time (a known gap, as in OpenCode)
-            check(word)
-            if stage.name == "cd" and len(bases) < MAX_BASES:
-                bases += [d for d in (resolve(word, b) for b in bases) if d not in bases]
-    for arg in analysis.redirects:
-        word = _path_word(arg)
-        if word and os.path.normpath(resolve(word, workdir)) not in HARMLESS_DEVICES:
-            check(word)
-    return found
+        for path in locations(word, workdir):
+            note(path, is_dir)
+    return outside
 
 
-def _path_word(arg: Arg) -> str | None:
-    """The path an argument names: its value, or with environment variables expanded
-    (``"$HOME/x"``) when nothing else in it is only known at run time."""
-    if arg.value is not None:
-        return arg.value
-    if any(sign in arg.raw for sign in ("$(", "`", "'")):
-        return None
-    expanded = os.path.expandvars(arg.raw.replace('"', ""))
-    return None if "$" in expanded else expanded
+def _effects(analysis: Analysis, workdir: Path, strict: bool) -> Effects:
+    return effects(analysis, workdir, os.environ, strict=strict, variables=analysis.variables)
 
 
 # ---------------------------------------------------------------- running
