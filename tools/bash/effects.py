@@ -244,10 +244,10 @@ def _path_words(
             flags.add(letter)
             rest = letters[index + 1 :]
             if letter in spec.path_options:
-                value: str | None = rest or (word(args[i]) if i < len(args) else None)
+                found: str | None = rest or (word(args[i]) if i < len(args) else None)
                 if not rest:
                     i += 1
-                out.append((value, f"`-{letter}`", letter in spec.directories))
+                out.append((found, f"`-{letter}`", letter in spec.directories))
                 break
             if letter in spec.valued:
                 if not rest:
