@@ -42,6 +42,8 @@ class PathArguments:
     long_path_options: frozenset[str] = frozenset()
     assignments: frozenset[str] = frozenset()  # dd's of=PATH
     only_with: str = ""  # its operands are paths only with one of these flags (sed -i)
+    reads: bool = False  # its operands are only read (cat)
+    copies: bool = False  # only its last operand (or -t DIR) is written (cp, ln)
     directories: frozenset[str] = frozenset(
         {
             "t",
@@ -64,12 +66,17 @@ def _words(text: str) -> frozenset[str]:
 
 _PLAIN = PathArguments()
 PATH_ARGUMENTS: dict[str, PathArguments] = {
-    **dict.fromkeys(("rm", "rmdir", "unlink", "shred", "cat", "tee"), _PLAIN),
-    "cp": PathArguments(path_options="tS", long_path_options=_words("target-directory")),
+    **dict.fromkeys(("rm", "rmdir", "unlink", "shred", "tee"), _PLAIN),
+    "cat": PathArguments(reads=True),
+    "cp": PathArguments(
+        path_options="tS", long_path_options=_words("target-directory"), copies=True
+    ),
     "mv": PathArguments(path_options="tS", long_path_options=_words("target-directory")),
-    "ln": PathArguments(path_options="t", valued="S", long_path_options=_words("target-directory")),
+    "ln": PathArguments(
+        path_options="t", valued="S", long_path_options=_words("target-directory"), copies=True
+    ),
     "install": PathArguments(
-        valued="mogS", path_options="t", long_path_options=_words("target-directory")
+        valued="mogS", path_options="t", long_path_options=_words("target-directory"), copies=True
     ),
     "mkdir": PathArguments(valued="m", long_valued=_words("mode context")),
     "mkfifo": PathArguments(valued="m", long_valued=_words("mode context")),
@@ -112,16 +119,25 @@ PATH_ARGUMENTS: dict[str, PathArguments] = {
     "patch": PathArguments(
         operands=False, path_options="doi", long_path_options=_words("directory output input")
     ),
-    "rsync": PathArguments(valued="e", long_valued=_words("rsh exclude include filter")),
+    "rsync": PathArguments(
+        valued="e", long_valued=_words("rsh exclude include filter"), copies=True
+    ),
     "mktemp": PathArguments(operands=False, path_options="p", long_path_options=_words("tmpdir")),
 }
 
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
+@dataclass(frozen=True)
+class Touched:
+    path: str  # absolute, as written (not resolved)
+    is_dir: bool  # a directory, or a file in the directory holding it
+    writes: bool  # written (or created, removed), not only read
+
+
 @dataclass
 class Effects:
-    paths: list[tuple[str, bool]] = field(default_factory=list)  # (word resolved, is a dir)
+    paths: list[Touched] = field(default_factory=list)
     bases: list[Path] = field(default_factory=list)  # cwd and every directory cd'd to
     unknown: list[tuple[str, str]] = field(default_factory=list)  # (command text, why)
 
@@ -141,14 +157,19 @@ def effects(
     def word(arg: Arg) -> str | None:
         return expand(arg, names, environ)
 
-    def add(value: str | None, command: Effective, what: str, is_dir: bool = False) -> None:
+    def add(
+        value: str | None, command: Effective, what: str, is_dir: bool = False, writes: bool = True
+    ) -> None:
         if value is None:
             if strict:
                 found.unknown.append((command.text, f"{what} is only known when it runs"))
             return
+        expanded = os.path.expanduser(value)
         for base in list(found.bases):
-            path = value if os.path.isabs(os.path.expanduser(value)) else os.path.join(base, value)
-            found.paths.append((path, is_dir or value.endswith("/")))
+            path = expanded if os.path.isabs(expanded) else os.path.join(base, expanded)
+            found.paths.append(
+                Touched(os.path.normpath(path), is_dir or value.endswith("/"), writes)
+            )
 
     for command in analysis.commands:
         stage = command.innermost
@@ -162,15 +183,16 @@ def effects(
             continue
         spec = PATH_ARGUMENTS.get(stage.name)
         if spec is not None:
-            for value, what, is_dir in _path_words(stage, spec, word):
-                add(value, command, what, is_dir)
+            for value, what, is_dir, writes in _path_words(stage, spec, word):
+                add(value, command, what, is_dir, writes)
+    written = [id(a) for a in analysis.written]
     for arg in analysis.redirects:
         value = word(arg)
         if value is None:
             if strict:
                 found.unknown.append((arg.raw, "the file a redirection opens is only known later"))
             continue
-        add(value, Effective(text=arg.raw), "the redirection's file")
+        add(value, Effective(text=arg.raw), "the redirection's file", writes=id(arg) in written)
     return found
 
 
@@ -203,11 +225,13 @@ def expand(arg: Arg, variables: Mapping[str, str | None], environ: Mapping[str, 
 
 def _path_words(
     stage: Stage, spec: PathArguments, word: object
-) -> list[tuple[str | None, str, bool]]:
-    """(path or None when only known at run time, what it is, whether it is a directory)."""
+) -> list[tuple[str | None, str, bool, bool]]:
+    """(path or None when only known at run time, what it is, whether it is a
+    directory, whether it is written)."""
     assert callable(word)
     args = stage.args[1:]
-    out: list[tuple[str | None, str, bool]] = []
+    out: list[tuple[str | None, str, bool, bool]] = []
+    writes = not spec.reads
     operands: list[Arg] = []
     flags: set[str] = set()
     i = 0
@@ -218,7 +242,7 @@ def _path_words(
         if ended or text is None or not text.startswith("-") or text == "-":
             if text is not None and "=" in text and text.split("=", 1)[0] in spec.assignments:
                 name, _, value = text.partition("=")
-                out.append((value or None, f"`{stage.name} {name}=`", False))
+                out.append((value or None, f"`{stage.name} {name}=`", False, name == "of"))
             elif not spec.assignments:
                 operands.append(arg)
             i += 1
@@ -233,9 +257,9 @@ def _path_words(
             if name in spec.long_path_options:
                 is_dir = name in spec.directories
                 if eq:
-                    out.append((attached, f"`--{name}`", is_dir))
+                    out.append((attached, f"`--{name}`", is_dir, writes))
                 elif i + 1 < len(args):
-                    out.append((word(args[i + 1]), f"`--{name}`", is_dir))
+                    out.append((word(args[i + 1]), f"`--{name}`", is_dir, writes))
             i += 1 if eq or not takes else 2
             continue
         letters = text[1:]
@@ -247,7 +271,7 @@ def _path_words(
                 found: str | None = rest or (word(args[i]) if i < len(args) else None)
                 if not rest:
                     i += 1
-                out.append((found, f"`-{letter}`", letter in spec.directories))
+                out.append((found, f"`-{letter}`", letter in spec.directories, writes))
                 break
             if letter in spec.valued:
                 if not rest:
@@ -256,10 +280,14 @@ def _path_words(
     if spec.only_with and not flags & set(spec.only_with):
         return out
     if spec.operands:
-        for arg in operands[spec.skip :]:
+        paths = operands[spec.skip :]
+        targeted = any(what in ("`-t`", "`--target-directory`") for _, what, _, _ in out)
+        for index, arg in enumerate(paths):
             if stage.name == "rsync" and (arg.value or "").count(":"):
                 continue  # a remote path
-            out.append((word(arg), f"an argument of `{stage.name}`", False))
+            last = index == len(paths) - 1 and not targeted
+            written = writes and (not spec.copies or last)
+            out.append((word(arg), f"an argument of `{stage.name}`", False, written))
     return out
 
 
@@ -293,7 +321,9 @@ def _directory_change(
     if cdpath and relative and not target.startswith(("./", "../")) and target not in (".", ".."):
         found.unknown.append((command.text, "with CDPATH set, `cd` may go somewhere else"))
         return
-    found.paths.append((target, True))
+    for base in list(found.bases):
+        path = os.path.join(base, os.path.expanduser(target))
+        found.paths.append(Touched(os.path.normpath(path), True, False))
     if len(found.bases) < MAX_BASES:
         news = [
             Path(os.path.normpath(os.path.join(b, os.path.expanduser(target)))) for b in found.bases

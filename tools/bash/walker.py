@@ -92,6 +92,7 @@ class Walker:
 
     def line(self, line: CommandLine, depth: int) -> None:
         self.analysis.redirects.extend(line.redirects)
+        self.analysis.written.extend(line.written)
         for text, reason in line.constructs:
             self.analysis.commands.append(Effective(text=text, unknown=[reason]))
         for command in line.commands:

@@ -324,7 +324,8 @@ def _workdir(given: str | None, ctx: ToolContext) -> Path:
 async def _ask(
     analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolContext, *, strict: bool
 ) -> list[str]:
-    """Ask what the rules say to; return the outside directories this call may use.
+    """Ask what the rules say to; return the outside directories this call may write to
+    (the ones it names as write targets, now allowed).
 
     ``strict``: the kernel does not hold the command's writes, so a path only known
     when it runs makes the command unknown.
@@ -335,7 +336,7 @@ async def _ask(
         analysis.commands.append(Effective(text=text, unknown=[why]))
     _check_denials(decide(analysis, _bash_rules(service, ctx.agent)), service, ctx.agent)
     roots = (real(ctx.directory), real(ctx.worktree))
-    outside = await ctx.run_blocking(_outside_dirs, found, workdir, roots)
+    outside, written = await ctx.run_blocking(_outside_dirs, found, workdir, roots)
     if outside:
         globs = [f"{d.as_posix().rstrip('/')}/*" for d in outside]
         await ctx.ask(
@@ -366,7 +367,7 @@ async def _ask(
         await ctx.ask("bash", decision.patterns, decision.always, metadata, title=title)
     elif decision.force:
         await _ask_regardless(ctx, decision.patterns, metadata, title)
-    return [str(d) for d in outside]
+    return [str(d) for d in written]
 
 
 def _ask_title(command: str, workdir: Path, ctx: ToolContext) -> str:
@@ -421,25 +422,31 @@ async def _ask_regardless(
     await ctx.ask("bash", patterns, [], metadata, title=title, force=True)
 
 
-def _outside_dirs(found: Effects, workdir: Path, roots: tuple[Path, ...]) -> list[Path]:
-    """Directories outside ``roots`` that the line touches, in order, each once."""
+def _outside_dirs(
+    found: Effects, workdir: Path, roots: tuple[Path, ...]
+) -> tuple[list[Path], list[Path]]:
+    """Directories outside ``roots`` that the line touches, in order, each once; and
+    those of them it writes to."""
     outside: list[Path] = []
+    written: list[Path] = []
 
-    def note(path: Path, is_dir: bool = False) -> None:
+    def note(path: Path, is_dir: bool, writes: bool) -> None:
         if any(is_inside(path, root) for root in roots):
             return
         # a new path counts as a file in its parent, unless written as a directory (x/)
         directory = path if is_dir or path.is_dir() else path.parent
         if directory not in outside:
             outside.append(directory)
+        if writes and directory not in written:
+            written.append(directory)
 
-    note(real(workdir), True)
-    for word, is_dir in found.paths:
-        if os.path.normpath(resolve(word, workdir)) in HARMLESS_DEVICES:
+    note(real(workdir), True, True)
+    for touched in found.paths:
+        if touched.path in HARMLESS_DEVICES:
             continue
-        for path in locations(word, workdir):
-            note(path, is_dir)
-    return outside
+        for path in locations(touched.path, workdir):
+            note(path, touched.is_dir, touched.writes)
+    return outside, written
 
 
 def _effects(analysis: Analysis, workdir: Path, strict: bool) -> Effects:

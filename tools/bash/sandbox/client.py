@@ -27,7 +27,7 @@ from typing import Any
 
 from tools.bash.sandbox import wire
 from tools.bash.sandbox.plan import Plan
-from tools.bash.sandbox.probe import Support
+from tools.bash.sandbox.probe import SIMULATE_VAR, Support
 
 log = logging.getLogger("toolhost.sandbox")
 
@@ -208,21 +208,28 @@ def _settle(
 
 _lock = threading.Lock()
 _supervisor: Supervisor | None = None
-_owner = 0
+_owner: tuple[int, str] = (0, "")
 
 
 def supervisor() -> Supervisor:
-    """This process's supervisor, started (blocking, tens of ms) when there is none."""
+    """This process's supervisor, started (blocking, tens of ms) when there is none.
+
+    A new one is started when ``TOOLHOST_SANDBOX_SIMULATE`` changed since (tests
+    switch it), and after a fork.
+    """
     global _supervisor, _owner
+    wanted = (os.getpid(), os.environ.get(SIMULATE_VAR, ""))
     with _lock:
-        if _supervisor is None or not _supervisor.alive or _owner != os.getpid():
+        if _supervisor is None or not _supervisor.alive or _owner != wanted:
+            if _supervisor is not None and _owner[0] == os.getpid():
+                _supervisor.close()
             _supervisor = Supervisor()
-            _owner = os.getpid()
+            _owner = wanted
         return _supervisor
 
 
 def current() -> Supervisor | None:
     """The running supervisor, without starting one."""
     with _lock:
-        alive = _supervisor is not None and _supervisor.alive and _owner == os.getpid()
+        alive = _supervisor is not None and _supervisor.alive and _owner[0] == os.getpid()
         return _supervisor if alive else None

@@ -53,7 +53,7 @@ def find(output: str, plan: Plan, cwd: Path) -> list[Blocked]:
         if not _REFUSED.search(line):
             continue
         for word in _candidates(line):
-            path = os.path.normpath(os.path.join(cwd, os.path.expanduser(word)))
+            path = os.path.realpath(os.path.join(cwd, os.path.expanduser(word)))
             kind = _refusal(path, plan)
             if kind is not None and all(b.path != path for b in found):
                 found.append(Blocked(path, kind))
