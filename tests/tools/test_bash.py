@@ -245,10 +245,10 @@ def escapees(mark: str) -> str:
 
 
 DAEMON = (
-    "python3 -c \"import os\n"
+    'python3 -c "import os\n'
     "if os.fork() == 0:\n os.setsid()\n if os.fork() == 0:\n"
     "  os.execve('/bin/sleep', ['sleep', '{mark}'], {{}})\n os._exit(0)\n"
-    "os.wait()\""
+    'os.wait()"'
 )
 
 

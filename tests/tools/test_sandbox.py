@@ -26,7 +26,7 @@ from tests.conftest import RecordingEditor
 from tools.bash.sandbox import client, landlock, probe
 from tools.builtin import bash as bash_module
 from tools.builtin import builtin_tools
-from tools.config.rules import Config, SandboxSettings, config_from_opencode
+from tools.config.rules import Config, SandboxSettings
 from tools.host import ToolHost
 from tools.permission import PermissionReply, PermissionRequest, rules_from_config
 from tools.result import ToolResult
@@ -106,8 +106,8 @@ WRITERS = {
     "bash": "echo pwned > {m}",
     "python": "python3 -c \"import sys; open(sys.argv[1], 'w').write('pwned')\" {m}",
     "node": "node -e \"require('fs').writeFileSync(process.argv[1], 'pwned')\" {m}",
-    "perl": "perl -e 'open(F, \">\", $ARGV[0]) or die \"Cannot open $ARGV[0]: $!\"; "
-    "print F \"pwned\"' {m}",
+    "perl": 'perl -e \'open(F, ">", $ARGV[0]) or die "Cannot open $ARGV[0]: $!"; '
+    'print F "pwned"\' {m}',
     "cp": "printf pwned > src && cp src {m}",
     "copied binary": "cp /bin/cp ./mycp && printf pwned > src && ./mycp src {m}",
     "symlink": "ln -s {m} link && echo pwned > link",
@@ -191,13 +191,13 @@ async def test_always_allowing_the_directory_keeps_it_writable(
     assert len(editor.asks) == asks  # written the first time, no ask
 
 
-async def test_allowed_dirs_and_sandbox_writable_are_writable(worktree: Path, tmp_path: Path) -> None:
+async def test_allowed_dirs_and_sandbox_writable_are_writable(
+    worktree: Path, tmp_path: Path
+) -> None:
     data, extra = tmp_path / "data", tmp_path / "extra"
     data.mkdir()
     extra.mkdir()
-    host = make_host(
-        worktree, SandboxSettings(writable=(str(extra),)), allowed_dirs=(str(data),)
-    )
+    host = make_host(worktree, SandboxSettings(writable=(str(extra),)), allowed_dirs=(str(data),))
     command = f"echo a > {hidden(data / 'a')} && echo b > {hidden(extra / 'b')}"
     result = await bash(host, command)
     assert (data / "a").read_text() == "a\n", result.output
@@ -334,7 +334,7 @@ CONNECT = (
     "timeout=2); s.sendall(b'hello\\n')\" {port}"
 )
 UDP = (
-    "python3 -c \"import socket,sys; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+    'python3 -c "import socket,sys; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); '
     "s.sendto(b'hello', ('127.0.0.1', int(sys.argv[1])))\" {port}"
 )
 
@@ -378,9 +378,7 @@ async def test_network_deny_stops_udp_too(worktree: Path, simulate: Any, simulat
 # ---------------------------------------------------------------- fallbacks
 
 
-async def test_without_any_sandbox_required_refuses_to_run(
-    worktree: Path, simulate: Any
-) -> None:
+async def test_without_any_sandbox_required_refuses_to_run(worktree: Path, simulate: Any) -> None:
     simulate("none")
     made = worktree / "made"
     result = await bash(make_host(worktree, SandboxSettings(mode="required")), "touch made")
