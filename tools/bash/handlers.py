@@ -831,6 +831,16 @@ def _test(walker: Walker, args: list[Arg], effective: Effective, state: State) -
     return [], state
 
 
+def _coproc(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """``coproc [NAME] COMMAND``. tree-sitter reads ``coproc NAME { cmd; }`` as one
+    command whose words run up to the first ``;``: the first command of the group is
+    followed, and the rest of it is unknown."""
+    if len(args) >= 3 and args[2].value in ("{", "(", "(("):
+        effective.unknown.append("`coproc NAME { … }` is only partly followed")
+        return args[3:], state
+    return args[1:], state
+
+
 def _getopts(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
     """``getopts OPTSTRING NAME [args]``: NAME is assigned."""
     if len(args) >= 3:
@@ -910,7 +920,8 @@ HANDLERS: dict[str, Handler] = {
         )
     ),
     "unbuffer": wrapper(Options(flags="p")),
-    **dict.fromkeys(("busybox", "toybox", "coproc"), wrapper(Options())),
+    **dict.fromkeys(("busybox", "toybox"), wrapper(Options())),
+    "coproc": _coproc,
     "watch": _watch,
     "xargs": _xargs,
     "find": _find,
