@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, field_validator
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from tools.builtin import BUILTIN_ORDER
@@ -61,6 +61,12 @@ class YamlSandbox(_Strict):
     writable: list[Text] | None = None
     caches: list[Text] | None = None
     hidden: list[Text] | None = None
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _off_is_a_word(cls, value: Any) -> Any:
+        # YAML 1.1 reads an unquoted `off` as false: `mode: off` means the word.
+        return "off" if value is False else value
 
 
 class YamlTool(_Strict):
@@ -302,5 +308,16 @@ def _fields_at(path: KeyPath) -> list[str]:
 def _literal_choices(path: KeyPath) -> str:
     model = _model_at(path[:-1])
     info = model.model_fields.get(str(path[-1])) if model and path else None
-    choices = get_args(info.annotation) if info else ()
+    choices = _literal_args(info.annotation) if info else ()
     return ", ".join(str(c) for c in choices) or "the allowed values"
+
+
+def _literal_args(annotation: Any) -> tuple[Any, ...]:
+    """The choices of a Literal, also inside an Optional."""
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)
+    for arg in get_args(annotation):
+        found = _literal_args(arg)
+        if found:
+            return found
+    return ()

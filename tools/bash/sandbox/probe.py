@@ -63,6 +63,14 @@ def probe() -> Support:
     """Try everything (takes a few milliseconds, plus bubblewrap's start when present)."""
     missing = simulated()
     support = Support(simulated=sorted(missing))
+    names = {
+        "no-landlock": "Landlock",
+        "no-userns": "user namespaces",
+        "no-seccomp": "seccomp",
+        "no-bwrap": "bubblewrap",
+    }
+    for name in sorted(missing):
+        support.notes.append(f"{names[name]} simulated missing ({SIMULATE_VAR})")
     if "no-landlock" not in missing:
         support.landlock_abi = landlock.abi_version()
         if support.landlock_abi == 0:
