@@ -41,7 +41,7 @@ from typing import Any
 
 from tools.bash.sandbox import bwrap, child, landlock, probe, proctable, seccomp, wire
 from tools.bash.sandbox.plan import Plan
-from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, prctl
+from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 
 TERM_GRACE = 0.2  # SIGTERM -> SIGKILL, as OpenCode's SIGKILL_TIMEOUT_MS
 POLL = 0.01
@@ -67,12 +67,19 @@ class _Call:
 
 
 @dataclass
+class _Standby:
+    pid: int
+    sock: socket.socket  # the order goes here
+
+
+@dataclass
 class Guard:
     sock: socket.socket
     me: int = field(default_factory=os.getpid)
     calls: dict[int, _Call] = field(default_factory=dict)  # by call id, until reported
     adopted: dict[int, int] = field(default_factory=dict)  # leftovers of finished calls
     stopping: bool = False
+    standby: _Standby | None = None
 
     def __post_init__(self) -> None:
         self.reader = wire.Reader(self.sock)
@@ -104,6 +111,8 @@ class Guard:
                         self._read()
                 self._reap()
                 self._advance_kills()
+                if self.standby is None and not self.stopping:
+                    self.standby = self._fork_standby()  # while nobody waits
         finally:
             self._shutdown()
 
@@ -187,24 +196,26 @@ class Guard:
         stdout: int,
         ruleset: landlock.Ruleset | None,
     ) -> tuple[int, str]:
-        """(pid, "") once the child has exec'd, or (0, what failed)."""
+        """(pid, "") once the child has exec'd, or (0, what failed).
+
+        The child is the standby one forked after the previous command (forking
+        copies the supervisor's memory map, which costs about a millisecond on a
+        virtual machine: it is paid while nobody waits); it gets the command
+        through its socket.
+        """
+        standby = self.standby or self._fork_standby()
+        self.standby = None
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         stdin = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        fds = [stdin, stdout, status_w, *([ruleset.fd] if ruleset is not None else [])]
         try:
-            pid = os.fork()
-            if pid == 0:
-                child.run(
-                    plan,
-                    argv,
-                    env,
-                    cwd,
-                    stdin,
-                    stdout,
-                    status_w,
-                    ruleset_fd=ruleset.fd if ruleset is not None else -1,
-                    seccomp_code=self.seccomp_code if plan.seccomp else None,
-                    supervisor=self.me,
-                )
+            order = {"plan": plan.to_json(), "argv": argv, "env": env, "cwd": cwd}
+            try:
+                wire.send(standby.sock, order, fds)
+            except OSError as error:
+                return 0, f"the child that was to run the command is gone ({error})"
+            finally:
+                standby.sock.close()
             os.close(status_w)
             status_w = -1
             report = b""
@@ -216,9 +227,55 @@ class Guard:
                     os.close(fd)
         if report:
             with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+                os.waitpid(standby.pid, 0)
             return 0, report.decode(errors="replace")
-        return pid, ""
+        return standby.pid, ""
+
+    def _fork_standby(self) -> _Standby:
+        """A child that waits for the command it is to become."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:  # the standby child
+            ours.close()
+            self._become(theirs)
+        theirs.close()
+        return _Standby(pid, ours)
+
+    def _become(self, sock: socket.socket) -> None:
+        """In the standby child: wait for the order, then run it (never returns)."""
+        try:
+            for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+                signal.signal(number, signal.SIG_DFL)
+            signal.set_wakeup_fd(-1)
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            # Nothing of the supervisor's stays open here: not its socket, nor a pipe
+            # of another command (whose end of output would wait for this process).
+            keep = sock.fileno()
+            os.closerange(3, keep)
+            os.closerange(keep + 1, 1 << 20)
+            reader = wire.Reader(sock)
+            frames: list[tuple[dict[str, Any], list[int]]] = []
+            while not frames and not reader.closed:
+                frames = reader.read()
+            if not frames:
+                os._exit(0)  # the supervisor is done with us
+            order, fds = frames[0]
+            plan = Plan.from_json(order["plan"])
+            stdin, stdout, status = fds[:3]
+            child.run(
+                plan,
+                order["argv"],
+                order["env"],
+                order["cwd"],
+                stdin,
+                stdout,
+                status,
+                ruleset_fd=fds[3] if len(fds) > 3 else -1,
+                seccomp_code=self.seccomp_code if plan.seccomp else None,
+                supervisor=self.me,
+            )
+        finally:
+            os._exit(child.EXEC_FAILED)
 
     # ---------------------------------------------------------------- endings
 
@@ -232,6 +289,9 @@ class Guard:
             if pid == 0:
                 break
             self.adopted.pop(pid, None)
+            if self.standby is not None and pid == self.standby.pid:
+                self.standby.sock.close()
+                self.standby = None
             call = leaders.get(pid)
             if call is not None:
                 call.status = os.waitstatus_to_exitcode(status)
@@ -256,6 +316,8 @@ class Guard:
         """Children of the supervisor that are neither a running command nor a known
         leftover: the orphans of a command whose first process just exited."""
         leaders = {c.pid for c in self.calls.values() if c.status is None}
+        if self.standby is not None:
+            leaders.add(self.standby.pid)
         return {
             pid: stat.start
             for pid, stat in processes.items()
@@ -306,6 +368,8 @@ class Guard:
 
     def _shutdown(self) -> None:
         """The sidecar is gone: end every process ever started, remove the temp dirs."""
+        if self.standby is not None:
+            self.standby.sock.close()  # it exits on its own
         everyone = proctable.descendants(proctable.table(), [self.me])
         _signal(everyone, signal.SIGTERM)
         deadline = time.monotonic() + TERM_GRACE

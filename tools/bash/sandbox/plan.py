@@ -123,8 +123,8 @@ def decide(policy: Policy, support: Support | None) -> Plan:
     elif support.bwrap:
         _bwrap(plan, policy, support)
     else:
-        why = notes or "neither Landlock nor bubblewrap is available"
-        plan.missing.append(f"the sandbox: {why}")
+        why = f" ({notes})" if notes else ""
+        plan.missing.append(f"the sandbox: neither Landlock nor bubblewrap is available{why}")
     essential = ["fs-write", *(["network"] if policy.network == "deny" else [])]
     if policy.mode == "required" and not all(e in plan.enforced for e in essential):
         plan.refused = "; ".join(plan.missing)
