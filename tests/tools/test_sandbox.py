@@ -459,3 +459,42 @@ async def test_the_supervisor_is_small_and_started_once(worktree: Path) -> None:
     status = Path(f"/proc/{first.pid}/status").read_text()
     rss_kb = int(next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1])
     assert rss_kb < 40_000  # stdlib only: no pydantic, tree-sitter or pygls
+
+
+# ---------------------------------------------------------------- hidden sockets
+
+
+CONNECT_UNIX = (
+    "python3 -c \"import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+    "s.sendall(b'run this')\" {path}"
+)
+
+
+async def test_sockets_that_run_commands_outside_are_hidden(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A D-Bus session bus would run `systemd-run --user` outside the sandbox: with a
+    mount namespace, $XDG_RUNTIME_DIR/bus is covered (and toolhost's runtime folder,
+    where the lock files and their tokens live, cannot be read)."""
+    runtime = tmp_path / "runtime"
+    (runtime / "toolhost").mkdir(parents=True)
+    (runtime / "toolhost" / "sidecar-1.json").write_text('{"token": "s3cret"}')
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    bus = socket.socket(socket.AF_UNIX)
+    bus.bind(str(runtime / "bus"))
+    bus.listen()
+    bus.settimeout(1)
+    command = CONNECT_UNIX.format(path=runtime / "bus")
+    token = f"cat {hidden(runtime / 'toolhost' / 'sidecar-1.json')}"
+    try:
+        off = await bash(make_host(worktree, OFF), f"{command}; {token}")
+        conn, _ = bus.accept()
+        assert conn.recv(100) == b"run this", "the attack does not work"
+        conn.close()
+        assert "s3cret" in off.output
+        result = await bash(make_host(worktree), f"{command}; {token}")
+        with pytest.raises(TimeoutError):
+            bus.accept()
+        assert "s3cret" not in result.output
+    finally:
+        bus.close()
