@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +210,8 @@ def _settle(
 _lock = threading.Lock()
 _supervisor: Supervisor | None = None
 _owner: tuple[int, str] = (0, "")
+_failed: tuple[tuple[int, str], float, str] | None = None  # (owner, when, why)
+RETRY_AFTER = 60.0  # seconds before trying again to start a supervisor that failed
 
 
 def supervisor() -> Supervisor:
@@ -217,14 +220,22 @@ def supervisor() -> Supervisor:
     A new one is started when ``TOOLHOST_SANDBOX_SIMULATE`` changed since (tests
     switch it), and after a fork.
     """
-    global _supervisor, _owner
+    global _supervisor, _owner, _failed
     wanted = (os.getpid(), os.environ.get(SIMULATE_VAR, ""))
     with _lock:
         if _supervisor is None or not _supervisor.alive or _owner != wanted:
+            recent = _failed is not None and time.monotonic() - _failed[1] < RETRY_AFTER
+            if _failed is not None and recent and _failed[0] == wanted:
+                raise SupervisorError(_failed[2])  # not again on every command
             if _supervisor is not None and _owner[0] == os.getpid():
                 _supervisor.close()
-            _supervisor = Supervisor()
-            _owner = wanted
+            try:
+                _supervisor = Supervisor()
+            except (SupervisorError, OSError) as error:
+                _supervisor = None
+                _failed = (wanted, time.monotonic(), str(error))
+                raise SupervisorError(str(error)) from error
+            _owner, _failed = wanted, None
         return _supervisor
 
 

@@ -14,25 +14,28 @@ from dataclasses import dataclass
 from typing import Any
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
-_libc.prctl.argtypes = [
-    ctypes.c_int,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-]
-_libc.prctl.restype = ctypes.c_int
-_libc.mount.argtypes = [
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_ulong,
-    ctypes.c_char_p,
-]
-_libc.mount.restype = ctypes.c_int
-_libc.unshare.argtypes = [ctypes.c_int]
-_libc.unshare.restype = ctypes.c_int
+
+
+def _function(name: str, argtypes: list[Any], restype: Any = ctypes.c_int) -> Any:
+    """libc's ``name``, typed; None where this libc has no such function (not Linux)."""
+    function = getattr(_libc, name, None)
+    if function is not None:
+        function.argtypes = argtypes
+        function.restype = restype
+    return function
+
+
+_syscall = getattr(_libc, "syscall", None)
+if _syscall is not None:
+    _syscall.restype = ctypes.c_long
+_prctl = _function(
+    "prctl", [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+)
+_mount = _function(
+    "mount",
+    [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p],
+)
+_unshare = _function("unshare", [ctypes.c_int])
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,12 @@ class SyscallError(OSError):
     """A failed system call, named (``unshare: Operation not permitted``)."""
 
 
+def _present(function: Any, what: str) -> Any:
+    if function is None:
+        raise SyscallError(38, f"{what}: not available on this system")  # ENOSYS
+    return function
+
+
 def _check(result: int, what: str) -> int:
     if result < 0:
         errno = ctypes.get_errno()
@@ -72,21 +81,21 @@ def _check(result: int, what: str) -> int:
 
 
 def syscall(number: int, *args: Any, what: str) -> int:
-    return _check(int(_libc.syscall(number, *args)), what)
+    return _check(int(_present(_syscall, what)(number, *args)), what)
 
 
 def prctl(option: int, arg2: int = 0, arg3: int = 0, what: str = "prctl") -> int:
-    return _check(_libc.prctl(option, arg2, arg3, 0, 0), what)
+    return _check(_present(_prctl, what)(option, arg2, arg3, 0, 0), what)
 
 
 def prctl_pointer(option: int, arg2: int, pointer: Any, what: str) -> int:
     """prctl with a pointer as its third argument (PR_SET_SECCOMP)."""
     address = ctypes.cast(pointer, ctypes.c_void_p).value or 0
-    return _check(_libc.prctl(option, arg2, address, 0, 0), what)
+    return _check(_present(_prctl, what)(option, arg2, address, 0, 0), what)
 
 
 def unshare(flags: int) -> None:
-    _check(_libc.unshare(flags), "unshare")
+    _check(_present(_unshare, "unshare")(flags), "unshare")
 
 
 def mount(
@@ -95,7 +104,8 @@ def mount(
     def encode(text: str | None) -> bytes | None:
         return None if text is None else os.fsencode(text)
 
-    result = _libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data))
+    mount_ = _present(_mount, "mount")
+    result = mount_(encode(source), encode(target), encode(fstype), flags, encode(data))
     _check(result, f"mount {target}")
 
 
