@@ -215,6 +215,21 @@ async def test_nothing_else_in_home_is_writable(worktree: Path) -> None:
         probe_file.unlink(missing_ok=True)
 
 
+async def test_package_caches_are_writable_and_configurable(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    (cache / "pip").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    command = f"echo wheel > {hidden(cache / 'pip' / 'w')}"
+    result = await bash(make_host(worktree), command)
+    assert (cache / "pip" / "w").read_text() == "wheel\n", result.output
+    (cache / "pip" / "w").unlink()
+    closed = make_host(worktree, SandboxSettings(caches=()))
+    await bash(closed, command)
+    assert not (cache / "pip" / "w").exists()
+
+
 # ---------------------------------------------------------------- reads
 
 
