@@ -149,7 +149,14 @@ async def _supervised(
     finally:
         os.close(write_end)
     pipe = os.fdopen(read_end, "rb", buffering=0)
-    transport, protocol = await loop.connect_read_pipe(lambda: _PipeProtocol(capture, loop), pipe)
+    protocol = _PipeProtocol(capture, loop)
+    try:
+        transport, _ = await loop.connect_read_pipe(lambda: protocol, pipe)
+    except BaseException:
+        pipe.close()
+        protocol.connection_lost(None)  # no output will come through it
+        await _uninterrupted(_end_supervised(supervisor, call_id, started, protocol, capture))
+        raise
     try:
         timed_out = False
         try:

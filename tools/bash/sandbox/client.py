@@ -132,6 +132,7 @@ class Supervisor:
             return call_id, await waiting.started
         except BaseException:
             self._waiting.pop(call_id, None)
+            self.kill(call_id)  # cancelled while it started: it must not run on unwatched
             raise
 
     def kill(self, call_id: int) -> None:
