@@ -27,9 +27,12 @@ parser still recovered) and offers no "always"; a rule that denies the whole tex
 or a recovered command still denies it; under the default rules (everything
 allowed) it runs and bash reports the syntax error.
 
-Running, timeouts and cancellation are tools/process.py's: the whole process tree
-ends (group, descendants, and double-forked escapees found by an environment
-marker), and jobs left in the background by a command that exited keep running.
+The command then runs in the kernel sandbox (tools/bash/sandbox/: Landlock, namespaces,
+bubblewrap where Landlock is missing), started by the sandbox supervisor, which ends its
+whole process tree on a timeout or a cancellation; jobs it left in the background keep
+running until the sidecar exits. ``metadata.sandbox`` says what held it. A write the
+sandbox stopped is named in a note, and a person may allow that folder: the command then
+runs once more with it writable.
 
 Differences from OpenCode, on purpose: rules are checked against what the line
 runs, not only its text (wrappers, nested shells, ``/bin/rm``, ``\\rm``), and a
