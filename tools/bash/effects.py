@@ -130,7 +130,7 @@ _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_
 
 @dataclass(frozen=True)
 class Touched:
-    path: str  # absolute, as written (not resolved)
+    path: str  # absolute, as written (neither resolved nor normalised)
     is_dir: bool  # a directory, or a file in the directory holding it
     writes: bool  # written (or created, removed), not only read
 
@@ -167,9 +167,8 @@ def effects(
         expanded = os.path.expanduser(value)
         for base in list(found.bases):
             path = expanded if os.path.isabs(expanded) else os.path.join(base, expanded)
-            found.paths.append(
-                Touched(os.path.normpath(path), is_dir or value.endswith("/"), writes)
-            )
+            # not normalised: `link/..` is read physically by the kernel (paths.locations)
+            found.paths.append(Touched(path, is_dir or value.endswith("/"), writes))
 
     for command in analysis.commands:
         stage = command.innermost
@@ -323,7 +322,7 @@ def _directory_change(
         return
     for base in list(found.bases):
         path = os.path.join(base, os.path.expanduser(target))
-        found.paths.append(Touched(os.path.normpath(path), True, False))
+        found.paths.append(Touched(path, True, False))
     if len(found.bases) < MAX_BASES:
         news = [
             Path(os.path.normpath(os.path.join(b, os.path.expanduser(target)))) for b in found.bases

@@ -74,7 +74,6 @@ class Finished:
     output: str
     exit: int | None  # None when the process was ended by a signal
     timed_out: bool
-    leftovers: int = 0  # processes it left running (supervised runs only)
     tmpdir: str | None = None  # its private temp directory (sandboxed runs only)
 
 
@@ -136,7 +135,7 @@ async def _supervised(
     capture: Capture,
     plan: Plan,
 ) -> Finished:
-    supervisor = await asyncio.to_thread(client.supervisor)
+    supervisor = await client.running()
     loop = asyncio.get_running_loop()
     read_end, write_end = os.pipe2(os.O_CLOEXEC)
     try:
@@ -172,13 +171,7 @@ async def _supervised(
         raise
     finally:
         transport.close()
-    return Finished(
-        capture.text(),
-        _exit_code(exited.status),
-        timed_out,
-        leftovers=exited.leftovers,
-        tmpdir=started.tmpdir,
-    )
+    return Finished(capture.text(), _exit_code(exited.status), timed_out, tmpdir=started.tmpdir)
 
 
 async def _end_supervised(

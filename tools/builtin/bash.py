@@ -64,7 +64,7 @@ from tools.bash.effects import Effects, effects
 from tools.bash.sandbox import client as sandbox_client
 from tools.bash.sandbox import denials as sandbox_denials
 from tools.bash.sandbox import settings as sandbox_settings
-from tools.bash.sandbox.plan import Plan
+from tools.bash.sandbox.plan import Plan, holds_writes
 from tools.bash.sandbox.plan import decide as decide_plan
 from tools.bash.sandbox.probe import Support
 from tools.bash.walker import analyse_line
@@ -135,7 +135,7 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
     workdir = _workdir(args.workdir, ctx)
     analysis = await ctx.run_blocking(analyse_line, args.command, workdir)
     support = await _support()
-    strict = "fs-write" not in _plan(ctx, support, []).enforced
+    strict = not holds_writes(sandbox_settings.mode(ctx.host.config), support)
     approved = await _ask(analysis, workdir, args, ctx, strict=strict)
     plan = _plan(ctx, support, approved)
     finished = await _run(args, ctx, workdir, plan, support is not None, timeout_ms)
@@ -215,7 +215,7 @@ async def _run(
 async def _support() -> Support | None:
     """What the sandbox can enforce here (starting its supervisor on first use)."""
     try:
-        return (await asyncio.to_thread(sandbox_client.supervisor)).support
+        return (await sandbox_client.running()).support
     except (sandbox_client.SupervisorError, OSError):
         log.warning("the sandbox supervisor could not start", exc_info=True)
         return None
@@ -445,7 +445,7 @@ def _outside_dirs(
 
     note(real(workdir), True, True)
     for touched in found.paths:
-        if touched.path in HARMLESS_DEVICES:
+        if os.path.normpath(touched.path) in HARMLESS_DEVICES:
             continue
         for path in locations(touched.path, workdir):
             note(path, touched.is_dir, touched.writes)

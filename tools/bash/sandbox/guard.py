@@ -16,9 +16,9 @@ Why a process of its own, rather than forking from the sidecar:
 
 Requests (``wire`` frames): ``spawn`` {id, argv, env, cwd, plan} with the output
 pipe's write end, answered by ``started`` {id, pid, tmpdir} or ``failed`` {id,
-error}; ``kill`` {id}. The supervisor also sends ``exited`` {id, status,
-leftovers} when a command's first process has exited (after a ``kill``, once
-every one of its processes has). ``hello`` {pid, support, tmp} comes first.
+error}; ``kill`` {id}. The supervisor also sends ``exited`` {id, status} when a
+command's first process has exited (after a ``kill``, once every one of its
+processes has). ``hello`` {pid, support, tmp} comes first.
 
 Each sandboxed command gets a private temp directory (``TMPDIR``, ``TMP``,
 ``TEMP``) below the supervisor's own, removed when the command ends (or, when it
@@ -299,18 +299,18 @@ class Guard:
                     self._finish(call)
 
     def _finish(self, call: _Call) -> None:
-        """The leader is reaped (and a kill, if any, is done): report, tidy up."""
-        # Its orphans were started after it: their pids are higher (unless pids
-        # wrapped around meanwhile; then they are counted with a later call).
-        leftovers = self._strays(proctable.table(since=call.pid)) if call.kill is None else {}
+        """The leader is reaped (and a kill, if any, is done): report, then tidy up."""
+        call.reported = True
+        self.calls.pop(call.id, None)
+        self._send({"op": "exited", "id": call.id, "status": call.status})
+        leftovers: dict[int, int] = {}
         if call.kill is None:
+            # Its orphans were started after it: their pids are higher (unless pids
+            # wrapped around meanwhile; then they are counted with a later call).
+            leftovers = self._strays(proctable.table(since=call.pid))
             self.adopted.update(leftovers)  # they belong to this call: keep them running
         if not leftovers and call.tmpdir:
             shutil.rmtree(call.tmpdir, ignore_errors=True)
-        call.reported = True
-        self.calls.pop(call.id, None)
-        message = {"op": "exited", "id": call.id, "status": call.status}
-        self._send({**message, "leftovers": len(leftovers)})
 
     def _strays(self, processes: dict[int, proctable.Stat]) -> dict[int, int]:
         """Children of the supervisor that are neither a running command nor a known

@@ -108,6 +108,13 @@ class Plan:
         return out
 
 
+def holds_writes(mode: Mode, support: Support | None) -> bool:
+    """Whether ``decide`` would enforce ``fs-write`` (without looking at any path)."""
+    if mode == "off" or support is None:
+        return False
+    return support.landlock_abi >= MIN_ABI or bool(support.bwrap)
+
+
 def decide(policy: Policy, support: Support | None) -> Plan:
     """The plan for one command; ``support`` None: no supervisor, nothing can be enforced."""
     plan = Plan(mode=policy.mode, engine="none", network=policy.network)
@@ -215,11 +222,11 @@ def _inside(path: str, root: str) -> bool:
 
 
 def _existing(paths: Iterable[str]) -> list[str]:
+    """The paths that exist, symlinks resolved (one stat for each that does not)."""
     found = []
     for path in paths:
-        real = os.path.realpath(path)
-        if os.path.lexists(real):
-            found.append(real)
+        if os.path.lexists(path):
+            found.append(os.path.realpath(path))
     return found
 
 

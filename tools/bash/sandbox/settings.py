@@ -96,7 +96,6 @@ def policy(
     extra_writable: Iterable[str] = (),
 ) -> Policy:
     settings = config.sandbox
-    mode: Mode = next((m for m in MODES if m == settings.mode), "auto")
     network: Network = next((n for n in NETWORKS if n == settings.network), "allow")
     roots = _unique([str(worktree), str(directory)])
     caches = settings.caches if settings.caches is not None else (cache_home(), *DEFAULT_CACHES)
@@ -117,13 +116,17 @@ def policy(
     ]
     hidden = hidden_paths(settings.hidden)
     return Policy(
-        mode=mode,
+        mode=mode(config),
         network=network,
         writable=tuple(_unique(os.path.normpath(p) for p in writable)),
         protected=tuple(_unique(protected)),
         read_denied=tuple(_unique(read_denied)),
         hidden=tuple(_unique([*hidden, runtime_dir()])),
     )
+
+
+def mode(config: Config) -> Mode:
+    return next((m for m in MODES if m == config.sandbox.mode), "auto")
 
 
 def literal_paths(rules: Sequence[Rule], permission: str, action: str) -> list[str]:
