@@ -59,7 +59,6 @@ class _Kill:
 class _Call:
     id: int
     pid: int
-    start: int
     tmpdir: str | None
     kill: _Kill | None = None
     status: int | None = None  # set once the leader is reaped
@@ -183,8 +182,7 @@ class Guard:
                 shutil.rmtree(tmpdir, ignore_errors=True)
             self._send({"op": "failed", "id": call_id, "error": error})
             return
-        start = _start_time(pid)
-        self.calls[call_id] = _Call(call_id, pid, start, tmpdir)
+        self.calls[call_id] = _Call(call_id, pid, tmpdir)
         self._send({"op": "started", "id": call_id, "pid": pid, "tmpdir": tmpdir})
 
     def _fork(
@@ -198,10 +196,10 @@ class Guard:
     ) -> tuple[int, str]:
         """(pid, "") once the child has exec'd, or (0, what failed).
 
-        The child is the standby one forked after the previous command (forking
-        copies the supervisor's memory map, which costs about a millisecond on a
-        virtual machine: it is paid while nobody waits); it gets the command
-        through its socket.
+        The child is the standby one forked while the previous command started
+        (forking copies the supervisor's memory map, which costs about a
+        millisecond on a virtual machine: it is paid while nobody waits for it);
+        it gets the command through its socket.
         """
         standby = self.standby or self._fork_standby()
         self.standby = None
@@ -218,6 +216,8 @@ class Guard:
                 standby.sock.close()
             os.close(status_w)
             status_w = -1
+            # The next one, while this one sets up and execs (it closes what it inherits).
+            self.standby = self._fork_standby()
             report = b""
             while chunk := os.read(status_r, 4096):
                 report += chunk
@@ -337,8 +337,10 @@ class Guard:
         """Every live process of the call: the leader (while it runs), its descendants,
         and orphans that reached the supervisor when a process of the call died."""
         tree: dict[int, int] = {}
-        if call.status is None and proctable.alive(processes, call.pid, call.start):
-            tree[call.pid] = call.start
+        # The leader is our child: until it is reaped, its pid cannot be reused.
+        leader = processes.get(call.pid)
+        if call.status is None and leader is not None and leader.state != "Z":
+            tree[call.pid] = leader.start
         roots = [call.pid, *(call.kill.targets if call.kill else ())]
         strays = self._strays(processes)
         tree.update(strays)
@@ -403,11 +405,6 @@ def _sweep(find: Any) -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.001)
-
-
-def _start_time(pid: int) -> int:
-    stat = proctable.table_entry(pid)
-    return stat.start if stat is not None else 0
 
 
 def main(fd: int) -> None:

@@ -83,8 +83,3 @@ def descendants(processes: dict[int, Stat], roots: Iterable[int]) -> dict[int, i
 def alive(processes: dict[int, Stat], pid: int, start: int) -> bool:
     stat = processes.get(pid)
     return stat is not None and stat.start == start and stat.state != "Z"
-
-
-def table_entry(pid: int) -> Stat | None:
-    """One process's entry (None when it is gone)."""
-    return _read(pid)
