@@ -315,6 +315,44 @@ async def test_git_still_works_in_a_protected_repository(repo: Path) -> None:
     assert result.output.split()[0] == "1"
 
 
+async def test_a_linked_worktree_can_commit_but_not_touch_the_shared_hooks(
+    tmp_path: Path,
+) -> None:
+    if GIT is None:
+        pytest.skip("git is not installed")
+    main, linked = tmp_path / "main", tmp_path / "linked"
+    run = {"check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q", str(main)], **run)  # type: ignore[call-overload]
+    subprocess.run(  # type: ignore[call-overload]
+        [
+            "git",
+            "-C",
+            str(main),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "root",
+        ],
+        **run,
+    )
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(linked)], **run)  # type: ignore[call-overload]
+    hook = main / ".git" / "hooks" / "post-commit"
+    plant = "printf 'touch pwned' > \"$(git rev-parse --git-common-dir)/hooks/post-commit\""
+    await bash(make_host(linked, OFF), plant)
+    assert hook.exists(), "the attack does not work"
+    hook.unlink()
+    commit = "git add a.txt && git -c user.name=t -c user.email=t@e commit -qm a && echo committed"
+    result = await bash(make_host(linked), f"echo a > a.txt && {commit}; {plant}")
+    assert "committed" in result.output, result.output
+    assert not hook.exists()
+    assert "protected" in result.metadata["sandbox"]["enforced"]
+
+
 # ---------------------------------------------------------------- network
 
 

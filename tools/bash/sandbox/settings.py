@@ -8,7 +8,8 @@ and whatever this call adds (directories approved in its asks). The supervisor
 adds the command's private temp directory and the device files.
 
 Protected (read-only even though the project is writable): ``PROTECTED`` below,
-in the worktree and in the directory.
+in the worktree and in the directory. A linked worktree (``git worktree add``) gets
+its git dir and the shared one writable, their hooks and config protected.
 
 Denied for reading: every ``read`` deny rule whose pattern names one file or
 directory (``~/.ssh/*``, ``secrets/**``), and toolhost's runtime directory (the
@@ -110,6 +111,11 @@ def policy(
     protected = [os.path.join(root, name) for root in roots for name in PROTECTED]
     if os.path.isfile(os.path.join(worktree, ".git")):
         protected.append(os.path.join(worktree, ".git"))
+        # A linked worktree (git worktree add): git writes its own git dir and the
+        # shared one (objects, refs); their hooks and config stay read-only.
+        for git_dir in linked_git_dirs(worktree):
+            writable.append(git_dir)
+            protected += [os.path.join(git_dir, n) for n in ("hooks", "config", "config.worktree")]
     read_denied = [
         *(_project_path(p, worktree) for p in literal_paths(rules, "read", "deny")),
         runtime_dir(),
@@ -127,6 +133,24 @@ def policy(
 
 def mode(config: Config) -> Mode:
     return next((m for m in MODES if m == config.sandbox.mode), "auto")
+
+
+def linked_git_dirs(worktree: Path) -> list[str]:
+    """The git dir a linked worktree's ``.git`` file names, and the common dir it shares."""
+    try:
+        text = (worktree / ".git").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    git_dir = os.path.normpath(os.path.join(worktree, text.removeprefix("gitdir:").strip()))
+    found = [git_dir]
+    try:
+        common = (Path(git_dir) / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return found
+    found.append(os.path.normpath(os.path.join(git_dir, common)))
+    return found
 
 
 def literal_paths(rules: Sequence[Rule], permission: str, action: str) -> list[str]:
