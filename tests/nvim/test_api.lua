@@ -9,7 +9,7 @@ local root = T.project("api", {
 })
 vim.cmd.cd(root)
 -- autostart off: the sidecar starts on the first call, which is then queued.
-require("toolhost").setup({ cmd = T.toolhost, autostart = false })
+require("toolhost").setup({ cmd = T.toolhost, autostart = false, review = { enabled = false } })
 
 T.test("list and execute work before the client is ready (queued)", function()
   local client = require("toolhost.client")

@@ -9,7 +9,7 @@ local root = T.project("diagnostics", {
 })
 vim.cmd.cd(root)
 T.python_server("ruff", root)
-require("toolhost").setup({ cmd = T.toolhost })
+require("toolhost").setup({ cmd = T.toolhost, review = { enabled = false } })
 T.client(root)
 
 local function ruff_attached(path)

@@ -498,6 +498,9 @@ async def commit(
     through_editor = await _write(ctx, changeset, described, patch, unsaved)
     written = [p for p in unsaved.kept if unsaved.disk.get(p) is not None]
     ctx.editor.disk_written(written)
+    for path, final in changeset.finals().items():
+        if final is not None and changeset.originals().get(path) is None:
+            ctx.editor.prewarm(path)  # a new file: the editor's language servers can check it
     noted = {p.change.path for p in through_editor if p.note}
     for path in changeset.finals():
         if path in noted:  # the editor saved other content: it must be read first
