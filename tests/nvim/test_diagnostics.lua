@@ -108,4 +108,12 @@ T.test("editor/diagnostics pulls for a hidden buffer and converts to LSP positio
   T.eq(d.range.start, { line = 0, character = expected }, "start (" .. c.offset_encoding .. ")")
 end)
 
+T.test("a write of a new file reports the errors the language server finds in it", function()
+  local path = root .. "/brand_new.py"
+  local result = T.run_tool("write", { filePath = path, content = "print(not_defined_anywhere)\n" })
+  T.eq(result.isError, false, "write isError: " .. tostring(result.output))
+  T.contains(result.output, "not_defined_anywhere", "the new file's error in the output")
+  T.ok(ruff_attached(path), "ruff runs on the new file")
+end)
+
 T.run()
