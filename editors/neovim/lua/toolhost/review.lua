@@ -228,8 +228,12 @@ local function layout(review)
     hint("always", "always…")
   end
   if #review.hunks > 0 then
-    hint("accept", "/" .. (k.reject or "") .. " hunk")
-    hint("accept_file", "/" .. (k.reject_file or "") .. " file")
+    if k.accept and k.reject then
+      hints[#hints + 1] = k.accept .. "/" .. k.reject .. " hunk"
+    end
+    if k.accept_file and k.reject_file then
+      hints[#hints + 1] = k.accept_file .. "/" .. k.reject_file .. " file"
+    end
     hint("edit", "edit")
   end
   hint("close", "hide")
@@ -304,7 +308,7 @@ local function ensure_buf()
 end
 
 local function size(lines)
-  local width = math.max(40, math.min(vim.o.columns - 4, 110))
+  local width = math.max(40, math.min(vim.o.columns - 4, 100, math.floor(vim.o.columns * 0.7)))
   local height = math.max(4, math.min(#lines, math.floor(vim.o.lines * 0.5)))
   return width, height
 end
