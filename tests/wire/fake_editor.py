@@ -65,6 +65,16 @@ class FakeEditor(WireClient):
         self.opened: list[str] = []
         self.diagnostic_asks: list[dict[str, Any]] = []
         self.lsp_asks: list[dict[str, Any]] = []
+        self.disk_written: list[str] = []  # editor/diskWritten uris
+        self.withdrawn: list[str] = []  # permission/withdrawn ids
+
+        @self.feature("editor/diskWritten")
+        def disk_written(ls: FakeEditor, params: dict[str, Any]) -> None:
+            ls.disk_written.extend(params["uris"])
+
+        @self.feature("permission/withdrawn")
+        def withdrawn(ls: FakeEditor, params: dict[str, Any]) -> None:
+            ls.withdrawn.append(params["id"])
 
         @self.feature(types.WORKSPACE_APPLY_EDIT)
         def apply_edit(
@@ -131,11 +141,13 @@ class FakeEditor(WireClient):
         del self.protocol.fm.features["permission/ask"]
 
         @self.feature("permission/ask")
-        def permission_ask(ls: FakeEditor, params: dict[str, Any]) -> dict[str, Any]:
+        async def permission_ask(ls: FakeEditor, params: dict[str, Any]) -> dict[str, Any]:
             ls.asks.append(params)
             if ls.on_ask is not None:
                 ls.on_ask()  # its didChange reaches the sidecar before this answer
-            return {"reply": "once"}
+            if ls.ask_reply is None:
+                await asyncio.Event().wait()  # never answers; only a cancel ends this
+            return ls.ask_reply  # type: ignore[return-value]
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         if not isinstance(error, EditorError):  # a scripted error answer is no failure
@@ -155,6 +167,9 @@ class FakeEditor(WireClient):
             record.clear()
         self.lsp_asks.clear()
         self.asks.clear()
+        self.disk_written.clear()
+        self.withdrawn.clear()
+        self.ask_reply = {"reply": "once"}
 
     # --- the editor's side of document sync ----------------------------------------------
 
