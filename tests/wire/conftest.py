@@ -277,6 +277,26 @@ async def spawn_stdio(root: Path, data_dir: Path, *args: str) -> asyncio.subproc
     )
 
 
+@contextlib.asynccontextmanager
+async def raw_session(
+    root: Path,
+    data_dir: Path,
+    *args: str,
+    options: dict[str, Any] | None = None,
+    capabilities: dict[str, Any] | None = None,
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, Framed]]:
+    """``toolhost serve [args]`` over stdio, initialised through a ``Framed`` client;
+    stopped afterwards if it is still up."""
+    proc = await spawn_stdio(root, data_dir, *args)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        client = Framed(proc.stdout, proc.stdin)
+        await client.initialize(root, options, capabilities)
+        yield proc, client
+    finally:
+        await stop(proc)
+
+
 def run_toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The ``toolhost`` command line, run to its end (its data dir beside ``cwd``)."""
     return subprocess.run(

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from tests.wire.conftest import PROMPTING, Framed, serve_to, spawn_stdio, stop
+from tests.wire.conftest import PROMPTING, raw_session, serve_to
 from tests.wire.fake_editor import EditorError, FakeEditor, connect_editor
 
 SECONDS = 20
@@ -138,11 +138,8 @@ async def test_a_prompt_that_fails_is_a_rejection(root: Path) -> None:
 
 async def test_an_editor_that_goes_away_during_an_lsp_request(root: Path, tmp_path: Path) -> None:
     (root / "main.py").write_text("print(1)\n")
-    proc = await spawn_stdio(root, tmp_path / "data")
-    try:
-        assert proc.stdout is not None and proc.stdin is not None
-        client = Framed(proc.stdout, proc.stdin)
-        await client.initialize(root, {"editor": {"lsp": True}})
+    options = {"editor": {"lsp": True}}
+    async with raw_session(root, tmp_path / "data", options=options) as (proc, client):
         args = {"operation": "hover", "filePath": "main.py", "line": 1, "character": 1}
         client.send(id=2, method="tools/execute", params={"tool": "lsp", "args": args})
         await client.request_from_server("editor/lsp")
@@ -153,8 +150,6 @@ async def test_an_editor_that_goes_away_during_an_lsp_request(root: Path, tmp_pa
         assert result["isError"] is True
         assert result["output"].startswith("The editor could not be asked (")
         assert await asyncio.wait_for(proc.wait(), SECONDS) == 0
-    finally:
-        await stop(proc)
 
 
 def is_answer_to(msg_id: Any, message: dict[str, Any]) -> bool:
@@ -172,11 +167,8 @@ async def cancelled_while_asking(
     answer ``method``: the call's answer, after checking the server withdrew its request."""
     path = root / "a.py"
     path.write_text("one\n")
-    proc = await spawn_stdio(root, tmp_path / "data")
-    try:
-        assert proc.stdout is not None and proc.stdin is not None
-        client = Framed(proc.stdout, proc.stdin)
-        await client.initialize(root, options, capabilities)
+    session = raw_session(root, tmp_path / "data", options=options, capabilities=capabilities)
+    async with session as (proc, client):
         item = {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": "one\n"}
         client.send(method="textDocument/didOpen", params={"textDocument": item})
         read = {"tool": "read", "args": {"filePath": str(path)}}
@@ -198,8 +190,6 @@ async def cancelled_while_asking(
         client.send(method="exit")
         assert await asyncio.wait_for(proc.wait(), SECONDS) == 0
         return answer
-    finally:
-        await stop(proc)
 
 
 async def test_cancelled_while_the_editor_reports_diagnostics(root: Path, tmp_path: Path) -> None:

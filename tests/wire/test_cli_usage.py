@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.wire.conftest import Framed, make_project, run_toolhost, spawn_stdio
+from tests.wire.conftest import make_project, raw_session, run_toolhost
 
 SECONDS = 20
 
@@ -73,42 +73,26 @@ def test_run_reports_a_broken_config_and_still_runs(root: Path) -> None:
     assert "1: alpha" in done.stdout
 
 
-# --- serve over stdio: the exit status --------------------------------------------------------
-
-
-async def session(
-    root: Path, tmp_path: Path, *args: str
-) -> tuple[asyncio.subprocess.Process, Framed]:
-    proc = await spawn_stdio(root, tmp_path / "data", *args)
-    assert proc.stdin is not None and proc.stdout is not None
-    client = Framed(proc.stdout, proc.stdin)
-    await client.initialize(root)
-    return proc, client
+# --- serve over stdio: the exit status (end of input: tests/wire/test_garbage.py) -------------
 
 
 @pytest.mark.parametrize(
     "args",
-    [(), ("--stdio",), ("--stdio", "--log-level", "debug")],
-    ids=["plain", "stdio-flag", "debug-log"],
+    [("--stdio",), ("--stdio", "--log-level", "debug")],
+    ids=["stdio-flag", "debug-log"],
 )
 async def test_shutdown_then_exit_is_status_0(
     root: Path, tmp_path: Path, args: tuple[str, ...]
 ) -> None:
     # --stdio is what vscode-languageclient appends to the command line.
-    proc, client = await session(root, tmp_path, *args)
-    client.send(id=2, method="shutdown")
-    assert (await client.answer_to(2))["result"] is None
-    client.send(method="exit")
-    assert await asyncio.wait_for(proc.wait(), SECONDS) == 0
+    async with raw_session(root, tmp_path / "data", *args) as (proc, client):
+        client.send(id=2, method="shutdown")
+        assert (await client.answer_to(2))["result"] is None
+        client.send(method="exit")
+        assert await asyncio.wait_for(proc.wait(), SECONDS) == 0
 
 
 async def test_exit_without_shutdown_is_status_1(root: Path, tmp_path: Path) -> None:
-    proc, client = await session(root, tmp_path)
-    client.send(method="exit")
-    assert await asyncio.wait_for(proc.wait(), SECONDS) == 1
-
-
-async def test_end_of_input_is_status_0(root: Path, tmp_path: Path) -> None:
-    proc, client = await session(root, tmp_path)
-    client.close()  # the editor went away
-    assert await asyncio.wait_for(proc.wait(), SECONDS) == 0
+    async with raw_session(root, tmp_path / "data") as (proc, client):
+        client.send(method="exit")
+        assert await asyncio.wait_for(proc.wait(), SECONDS) == 1
