@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.changes import diagnostics, failures, review
-from tools.changes.changeset import ChangeSet, FileChange, PreparedChange
+from tools.changes.changeset import ChangeSet, FileChange, PreparedChange, new_text
 from tools.changes.diff import (
     FileDiff,
     create_file_edit,
@@ -44,6 +44,7 @@ from tools.changes.diff import (
     trim_diff,
     workspace_edit,
 )
+from tools.changes.load import single_file
 from tools.changes.rebase import Rebased
 from tools.changes.transaction import Transaction, TransactionFailed
 from tools.editor import EditorRefusal
@@ -54,6 +55,7 @@ from tools.permission import AlwaysOption, PermissionReply
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
+    from tools.fsio import TextFile
 
 log = logging.getLogger("toolhost.tools.changes")
 
@@ -527,12 +529,33 @@ async def commit(
     return Committed(metadata, new, notes, files, changeset)
 
 
+async def commit_file(
+    ctx: ToolContext,
+    path: Path,
+    before: TextFile | None,
+    after: str,
+    unsaved: bool,
+    *,
+    other_files: bool = False,
+) -> Committed:
+    """One file's whole new text, as ``edit``, ``write`` and ``multiedit`` change it:
+    asked as ``Edit <path>``, with the path in the ask's metadata."""
+    return await commit(
+        ctx,
+        single_file(new_text(path, before, after), unsaved),
+        title=f"Edit {relative(path, ctx.worktree)}",
+        ask_metadata={"filepath": str(path)},
+        other_files=other_files,
+    )
+
+
 __all__ = [
     "ChangeSet",
     "Committed",
     "DiagnosticsWatch",
     "FileChange",
     "commit",
+    "commit_file",
     "describe",
     "locked",
 ]
