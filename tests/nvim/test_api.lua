@@ -249,7 +249,16 @@ T.test("the help file builds and documents every option and subcommand", functio
   for flag in pairs(require("toolhost.config").defaults.editor) do
     T.contains(text, flag .. " = true", "the editor flags in the help file")
   end
-  for _, sub in ipairs({ "list", "run {tool} {json}", "review", "cancel", "rules", "log", "restart", "install" }) do
+  for _, sub in ipairs({
+    "list",
+    "run {tool} {json}",
+    "review",
+    "cancel",
+    "rules",
+    "log",
+    "restart",
+    "install",
+  }) do
     T.contains(text, ":Toolhost " .. sub, "the commands in the help file")
   end
 end)

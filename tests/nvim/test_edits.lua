@@ -72,7 +72,11 @@ T.test("an edit keeps the user's unsaved work in the buffer and out of the disk"
   T.eq(vim.bo[buf].modified, true, "the user's part is still unsaved")
   T.eq(vim.api.nvim_win_get_cursor(0), { 1, 5 }, "the cursor stays")
   vim.cmd("silent undo")
-  T.eq(T.buf_text(buf), "alpha (typed, not saved)\nbeta\ngamma\n", "one undo takes back only the edit")
+  T.eq(
+    T.buf_text(buf),
+    "alpha (typed, not saved)\nbeta\ngamma\n",
+    "one undo takes back only the edit"
+  )
   vim.cmd("silent redo")
   -- Saving later does not stop on "the file has been changed since reading it".
   local ok, err = pcall(vim.cmd, "write")

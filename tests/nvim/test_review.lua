@@ -60,7 +60,8 @@ T.test("with the defaults an edit and a bash call wait for an answer", function(
   local sent = sidecar.config.init_options
   T.eq(sent.permissionDefaults, { edit = "ask", bash = "ask" }, "review by default")
   read_first(root .. "/a.txt")
-  local edit = start("edit", { filePath = root .. "/a.txt", oldString = "alpha", newString = "ALPHA" })
+  local edit =
+    start("edit", { filePath = root .. "/a.txt", oldString = "alpha", newString = "ALPHA" })
   local bash = start("bash", { command = "echo reviewed", description = "echo" })
   local pending = wait_pending(2)
   vim.wait(300)
@@ -136,27 +137,30 @@ T.test("per-hunk accept of a two-hunk edit lands one hunk and the result says wh
   T.contains(result.output, "18: line 18")
 end)
 
-T.test("an agent edit keeps the user's unsaved line out of the disk; one undo takes it back", function()
-  local path = root .. "/dirty.txt"
-  vim.cmd.edit(path)
-  local buf = vim.api.nvim_get_current_buf()
-  read_first(path)
-  vim.api.nvim_buf_set_lines(buf, 17, 18, false, { "line 18 typed, not saved" })
-  vim.api.nvim_win_set_cursor(0, { 18, 4 })
-  local call = start("edit", { filePath = path, oldString = "line 2\n", newString = "TWO\n" })
-  local pending = wait_pending(1)
-  T.eq(pending[1].unsaved, { { file = "dirty.txt", overlaps = false, lines = {} } }, "unsaved")
-  api.answer(pending[1].id, { reply = "once" })
-  T.eq(finished(call).isError, false, "edit")
-  local both = TWENTY:gsub("line 2\n", "TWO\n"):gsub("line 18\n", "line 18 typed, not saved\n")
-  T.eq(T.buf_text(buf), both, "the buffer has both")
-  T.eq(T.read(path), TWENTY:gsub("line 2\n", "TWO\n"), "the disk has only the agent's change")
-  T.eq(vim.bo[buf].modified, true, "still modified")
-  T.eq(vim.api.nvim_win_get_cursor(0), { 18, 4 }, "the cursor stays")
-  vim.cmd("silent undo")
-  T.eq(T.buf_text(buf), TWENTY:gsub("line 18\n", "line 18 typed, not saved\n"), "one undo")
-  vim.cmd("silent! bwipeout!")
-end)
+T.test(
+  "an agent edit keeps the user's unsaved line out of the disk; one undo takes it back",
+  function()
+    local path = root .. "/dirty.txt"
+    vim.cmd.edit(path)
+    local buf = vim.api.nvim_get_current_buf()
+    read_first(path)
+    vim.api.nvim_buf_set_lines(buf, 17, 18, false, { "line 18 typed, not saved" })
+    vim.api.nvim_win_set_cursor(0, { 18, 4 })
+    local call = start("edit", { filePath = path, oldString = "line 2\n", newString = "TWO\n" })
+    local pending = wait_pending(1)
+    T.eq(pending[1].unsaved, { { file = "dirty.txt", overlaps = false, lines = {} } }, "unsaved")
+    api.answer(pending[1].id, { reply = "once" })
+    T.eq(finished(call).isError, false, "edit")
+    local both = TWENTY:gsub("line 2\n", "TWO\n"):gsub("line 18\n", "line 18 typed, not saved\n")
+    T.eq(T.buf_text(buf), both, "the buffer has both")
+    T.eq(T.read(path), TWENTY:gsub("line 2\n", "TWO\n"), "the disk has only the agent's change")
+    T.eq(vim.bo[buf].modified, true, "still modified")
+    T.eq(vim.api.nvim_win_get_cursor(0), { 18, 4 }, "the cursor stays")
+    vim.cmd("silent undo")
+    T.eq(T.buf_text(buf), TWENTY:gsub("line 18\n", "line 18 typed, not saved\n"), "one undo")
+    vim.cmd("silent! bwipeout!")
+  end
+)
 
 T.test("an edit overlapping unsaved lines offers editor only, save yours too, or reject", function()
   local path = root .. "/overlap.txt"
@@ -224,7 +228,10 @@ T.test("a reply typed while in insert mode is not eaten", function()
       root .. "/typing.txt"
     )
     T.wait(function()
-      return lua("local c = require('toolhost.client').get(...); return c ~= nil and c.initialized", root)
+      return lua(
+        "local c = require('toolhost.client').get(...); return c ~= nil and c.initialized",
+        root
+      )
     end, "the embedded Neovim's sidecar", 15000)
     vim.rpcrequest(chan, "nvim_input", "A")
     T.wait(function()
@@ -252,7 +259,9 @@ T.test("a reply typed while in insert mode is not eaten", function()
     T.eq(lua("return #require('toolhost').pending()"), 1, "the ask is still pending")
     T.eq(lua("return _G.call.done == true"), false, "the call still waits")
     vim.rpcrequest(chan, "nvim_input", "<Esc>")
-    lua("local p = require('toolhost').pending()[1]; require('toolhost').answer(p.id, { reply = 'reject' })")
+    lua(
+      "local p = require('toolhost').pending()[1]; require('toolhost').answer(p.id, { reply = 'reject' })"
+    )
     T.wait(function()
       return lua("return _G.call.done == true")
     end, "the answer to reach the call")
@@ -278,7 +287,11 @@ T.test("cancel from the UI stops a running sleep with 0 survivors", function()
     local lines = require("toolhost.progress").lines()
     return lines[1] and lines[1]:find("bash: wait", 1, true) and lines[1]:find("started", 1, true)
   end, 20)
-  T.ok(ok, "the progress float shows the latest line: " .. vim.inspect(require("toolhost.progress").lines()))
+  T.ok(
+    ok,
+    "the progress float shows the latest line: "
+      .. vim.inspect(require("toolhost.progress").lines())
+  )
   vim.cmd("Toolhost cancel")
   T.wait(function()
     return call.done
@@ -309,7 +322,8 @@ T.test(":Toolhost rules lists an always and deletes it", function()
   vim.api.nvim_feedkeys("dd", "x", false)
   T.wait(function()
     local b = vim.fn.bufnr("toolhost://rules")
-    return b > 0 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n"):find("no rules", 1, true)
+    return b > 0
+      and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n"):find("no rules", 1, true)
   end, "the rule revoked")
   call = start("bash", { command = "printf again", description = "printf" })
   api.answer(wait_pending(1)[1].id, { reply = "once" })

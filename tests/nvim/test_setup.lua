@@ -21,20 +21,23 @@ local function count(needle)
   return n
 end
 
-T.test("two buffers before the sidecar is installed give one start error, and no 'restarted'", function()
-  local missing = root .. "/no-such-toolhost"
-  require("toolhost").setup({ cmd = { missing, "serve" } })
-  vim.cmd.edit(root .. "/a.txt")
-  vim.cmd("new " .. root .. "/b.txt")
-  vim.wait(200)
-  T.eq(count("is not executable"), 1, "one error for the same failure")
-  notes = {}
-  vim.cmd("Toolhost restart")
-  vim.wait(200)
-  T.eq(count("restarted the sidecar"), 0, "no claim of a restart")
-  T.eq(count("could not start the sidecar"), 1, "the failure, said once")
-  vim.cmd("only")
-end)
+T.test(
+  "two buffers before the sidecar is installed give one start error, and no 'restarted'",
+  function()
+    local missing = root .. "/no-such-toolhost"
+    require("toolhost").setup({ cmd = { missing, "serve" } })
+    vim.cmd.edit(root .. "/a.txt")
+    vim.cmd("new " .. root .. "/b.txt")
+    vim.wait(200)
+    T.eq(count("is not executable"), 1, "one error for the same failure")
+    notes = {}
+    vim.cmd("Toolhost restart")
+    vim.wait(200)
+    T.eq(count("restarted the sidecar"), 0, "no claim of a restart")
+    T.eq(count("could not start the sidecar"), 1, "the failure, said once")
+    vim.cmd("only")
+  end
+)
 
 T.test(":help toolhost works right after setup and lands on the top", function()
   local tags = T.repo .. "/editors/neovim/doc/tags"

@@ -95,14 +95,19 @@ function M.restart()
     notify("restarted the sidecar for " .. table.concat(started, ", "))
   end
   for _, failure in ipairs(failed) do
-    notify(("could not start the sidecar for %s: %s"):format(failure.root, failure.error), vim.log.levels.ERROR)
+    notify(
+      ("could not start the sidecar for %s: %s"):format(failure.root, failure.error),
+      vim.log.levels.ERROR
+    )
   end
 end
 
 function M.cancel()
   local stopped = require("toolhost.progress").cancel()
-  notify(stopped > 0 and ("stopped %d running call%s"):format(stopped, stopped > 1 and "s" or "")
-    or "no tool call is running")
+  notify(
+    stopped > 0 and ("stopped %d running call%s"):format(stopped, stopped > 1 and "s" or "")
+      or "no tool call is running"
+  )
 end
 
 ---`:Toolhost rules`: the "always" rules (this sidecar's and the saved ones) in a split;
@@ -133,7 +138,7 @@ function M.rules()
       by_line[#lines] = rule
     end
     if #rules == 0 then
-      lines[#lines + 1] = "(no rules: nothing was allowed with \"always\")"
+      lines[#lines + 1] = '(no rules: nothing was allowed with "always")'
     end
     local buf = show("toolhost://rules", lines)
     local function revoke()
@@ -145,7 +150,10 @@ function M.rules()
         if revoke_err then
           return notify("revoke: " .. tostring(revoke_err.message), vim.log.levels.ERROR)
         end
-        notify(answer and answer.revoked and ("revoked: " .. tostring(rule.label)) or "that rule was already gone")
+        notify(
+          answer and answer.revoked and ("revoked: " .. tostring(rule.label))
+            or "that rule was already gone"
+        )
         M.rules()
       end)
     end

@@ -118,7 +118,9 @@ function M.answer(id, answer)
   if not review then
     return false, ("no pending review %s"):format(tostring(id))
   end
-  if type(answer) ~= "table" or not vim.tbl_contains({ "once", "always", "reject" }, answer.reply) then
+  if
+    type(answer) ~= "table" or not vim.tbl_contains({ "once", "always", "reject" }, answer.reply)
+  then
     return false, 'answer.reply must be "once", "always" or "reject"'
   end
   local reply = { reply = answer.reply }
@@ -214,7 +216,13 @@ local function layout(review)
   end
   local k = keys()
   local params = review.params
-  add(("# toolhost review %d/%d: %s"):format(M.current, #M.queue, tostring(params.title or params.tool)))
+  add(
+    ("# toolhost review %d/%d: %s"):format(
+      M.current,
+      #M.queue,
+      tostring(params.title or params.tool)
+    )
+  )
   local hints = {}
   local function hint(name, words)
     if k[name] then
@@ -278,7 +286,9 @@ local function layout(review)
     local decided = review.decisions[hunk.id]
     marks[#marks + 1] = {
       line = #lines,
-      text = decided == true and "  ✓ accept" or decided == false and "  ✗ reject" or "  · undecided",
+      text = decided == true and "  ✓ accept"
+        or decided == false and "  ✗ reject"
+        or "  · undecided",
       hl = decided == true and "DiffAdd" or decided == false and "DiffDelete" or "Comment",
       id = hunk.id,
     }
@@ -478,7 +488,9 @@ local SCOPES = {
 
 function M.always()
   local review = current()
-  local options = review and type(review.params.alwaysOptions) == "table" and review.params.alwaysOptions
+  local options = review
+    and type(review.params.alwaysOptions) == "table"
+    and review.params.alwaysOptions
   if not review or not options or #options == 0 then
     return
   end
