@@ -556,3 +556,18 @@ async def test_sockets_that_run_commands_outside_are_hidden(
         assert "s3cret" not in result.output
     finally:
         bus.close()
+
+
+async def test_without_a_mount_namespace_the_tokens_are_still_unreadable(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simulate: Any
+) -> None:
+    simulate("no-userns")
+    runtime = tmp_path / "runtime"
+    (runtime / "toolhost").mkdir(parents=True)
+    (runtime / "toolhost" / "sidecar-1.json").write_text('{"token": "s3cret"}')
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    token = f"cat {hidden(runtime / 'toolhost' / 'sidecar-1.json')}"
+    assert "s3cret" in (await bash(make_host(worktree, OFF), token)).output
+    result = await bash(make_host(worktree), token)
+    assert "s3cret" not in result.output
+    assert "fs-read" in result.metadata["sandbox"]["enforced"]

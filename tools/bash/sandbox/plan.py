@@ -66,6 +66,9 @@ class Policy:
     protected: tuple[str, ...] = ()  # read-only even inside a writable path
     read_denied: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()  # covered where a mount namespace can (sockets)
+    # Never to be read (tokens): hidden with a mount namespace, else denied to Landlock
+    # (which costs a rule per sibling on the way, so only where it must).
+    secrets: tuple[str, ...] = ()
 
 
 @dataclass
@@ -145,7 +148,7 @@ def _paths(plan: Plan, policy: Policy) -> None:
         plan.writable.append(SHARED_MEMORY)
     plan.read_denied = _unique(_existing(policy.read_denied))
     plan.protected = _unique(_existing(policy.protected))
-    plan.hidden = _unique(_existing(policy.hidden))
+    plan.hidden = _unique(_existing([*policy.hidden, *policy.secrets]))
     plan.pinned = _pins(plan.protected, plan.writable)
 
 
@@ -154,8 +157,6 @@ def _landlock(plan: Plan, policy: Policy, support: Support) -> None:
     plan.landlock_abi = support.landlock_abi
     _paths(plan, policy)
     plan.enforced.append("fs-write")
-    if plan.read_denied:
-        plan.enforced.append("fs-read")
     plan.namespaces = support.userns
     if support.userns:
         if plan.protected:
@@ -163,9 +164,13 @@ def _landlock(plan: Plan, policy: Policy, support: Support) -> None:
     else:
         if plan.protected:
             plan.missing.append(_without_userns("protected paths are not read-only", support))
-        if plan.hidden:
+        secrets = _existing(policy.secrets)
+        if set(plan.hidden) - set(secrets):
             plan.missing.append(_without_userns("hidden paths can still be reached", support))
+        plan.read_denied = _unique([*plan.read_denied, *secrets])
         plan.protected, plan.pinned, plan.hidden = [], [], []
+    if plan.read_denied and "fs-read" not in plan.enforced:
+        plan.enforced.append("fs-read")
     if policy.network == "deny":
         if support.netns:
             plan.netns = True

@@ -12,8 +12,9 @@ in the worktree and in the directory. A linked worktree (``git worktree add``) g
 its git dir and the shared one writable, their hooks and config protected.
 
 Denied for reading: every ``read`` deny rule whose pattern names one file or
-directory (``~/.ssh/*``, ``secrets/**``), and toolhost's runtime directory (the
-sidecar's lock files hold the token that lets a client run tools). A pattern with
+directory (``~/.ssh/*``, ``secrets/**``). toolhost's runtime directory (the
+sidecar's lock files hold the token that lets a client run tools) is a secret:
+hidden where a mount namespace can be made, else denied for reading. A pattern with
 other wildcards (``*.env``) cannot be expressed to the kernel: the read tool's
 asks still apply, commands are not stopped.
 
@@ -116,10 +117,7 @@ def policy(
         for git_dir in linked_git_dirs(worktree):
             writable.append(git_dir)
             protected += [os.path.join(git_dir, n) for n in ("hooks", "config", "config.worktree")]
-    read_denied = [
-        *(_project_path(p, worktree) for p in literal_paths(rules, "read", "deny")),
-        runtime_dir(),
-    ]
+    read_denied = [_project_path(p, worktree) for p in literal_paths(rules, "read", "deny")]
     hidden = hidden_paths(settings.hidden)
     return Policy(
         mode=mode(config),
@@ -127,7 +125,8 @@ def policy(
         writable=tuple(_unique(os.path.normpath(p) for p in writable)),
         protected=tuple(_unique(protected)),
         read_denied=tuple(_unique(read_denied)),
-        hidden=tuple(_unique([*hidden, runtime_dir()])),
+        hidden=tuple(_unique(hidden)),
+        secrets=(runtime_dir(),),
     )
 
 
