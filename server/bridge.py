@@ -27,6 +27,7 @@ from server.documents import OpenDocument, uri_to_path
 from server.replies import BadReply, parse_reply
 from tools.changes import diagnostics as diag
 from tools.changes.diff import PositionEncoding, diff_texts
+from tools.changes.rebase import rebase
 from tools.editor import Diagnostics, EditorBridge, EditorRefusal
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
@@ -285,22 +286,37 @@ async def write_through_editor(
     bom = BOM_CHAR if document.text.startswith(BOM_CHAR) else ""
     buffer = document.text[len(bom) :]
     base = change.before.text if change.before is not None else buffer
-    if buffer != base:
+    assert change.after is not None, "a deletion never goes through the editor"
+    proposed = change.after.text
+    typed_since = buffer != base
+    if typed_since:
         if not document.dirty:
             return False
-        raise refusal(
-            server,
-            change.path,
-            "the text in the editor changed after the edit was prepared (the user is typing in it)",
-        )
+        # The user typed while the change waited for review: it goes on top of their
+        # typing where the two do not touch; their new text is never saved for them.
+        proposed = rebase(base, proposed, buffer).text  # type: ignore[assignment]
+        if proposed is None:
+            raise refusal(
+                server,
+                change.path,
+                "the user typed where the edit goes after it was prepared",
+            )
     rel = relative(change.path, ctx.worktree)
-    assert change.after is not None, "a deletion never goes through the editor"
-    target = bom + change.after.text
+    target = bom + proposed
     edits = diff_texts(document.text, target, rel, position_encoding=encoding_of(server)).edits
     disk_before = await ctx.run_blocking(read_bytes, change.path)
     if edits:
         await apply_edit(server, document, edits, f"toolhost {ctx.tool}: {rel}", prepared)
     prepared.via_editor = True
+    if typed_since and prepared.save:
+        # The buffer matched the disk when the change was made, so the disk gets exactly
+        # the change; the buffer keeps the user's newer typing, unsaved.
+        await settle(server, change.path, target)
+        await asyncio.shield(
+            asyncio.to_thread(atomic_write, change.path, change.encoded, change.mode)
+        )
+        server.protocol.notify("editor/diskWritten", {"uris": [document.uri]})
+        return True
     if not prepared.save:
         # The buffer keeps the user's unsaved work: it is not saved (the pipeline writes
         # the disk's own text with the agent's change, or leaves the disk alone).

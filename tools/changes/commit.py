@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.changes import diagnostics, failures, review
-from tools.changes.changeset import ChangeSet, FileChange, PreparedChange
+from tools.changes.changeset import ChangeSet, FileChange, PreparedChange, new_text
 from tools.changes.diff import (
     FileDiff,
     create_file_edit,
@@ -44,6 +44,7 @@ from tools.changes.diff import (
     trim_diff,
     workspace_edit,
 )
+from tools.changes.load import single_file
 from tools.changes.rebase import Rebased
 from tools.changes.transaction import Transaction, TransactionFailed
 from tools.editor import EditorRefusal
@@ -54,6 +55,7 @@ from tools.permission import AlwaysOption, PermissionReply
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
+    from tools.fsio import TextFile
 
 log = logging.getLogger("toolhost.tools.changes")
 
@@ -498,6 +500,9 @@ async def commit(
     through_editor = await _write(ctx, changeset, described, patch, unsaved)
     written = [p for p in unsaved.kept if unsaved.disk.get(p) is not None]
     ctx.editor.disk_written(written)
+    for path, final in changeset.finals().items():
+        if final is not None and changeset.originals().get(path) is None:
+            ctx.editor.prewarm(path)  # a new file: the editor's language servers can check it
     noted = {p.change.path for p in through_editor if p.note}
     for path in changeset.finals():
         if path in noted:  # the editor saved other content: it must be read first
@@ -524,12 +529,33 @@ async def commit(
     return Committed(metadata, new, notes, files, changeset)
 
 
+async def commit_file(
+    ctx: ToolContext,
+    path: Path,
+    before: TextFile | None,
+    after: str,
+    unsaved: bool,
+    *,
+    other_files: bool = False,
+) -> Committed:
+    """One file's whole new text, as ``edit``, ``write`` and ``multiedit`` change it:
+    asked as ``Edit <path>``, with the path in the ask's metadata."""
+    return await commit(
+        ctx,
+        single_file(new_text(path, before, after), unsaved),
+        title=f"Edit {relative(path, ctx.worktree)}",
+        ask_metadata={"filepath": str(path)},
+        other_files=other_files,
+    )
+
+
 __all__ = [
     "ChangeSet",
     "Committed",
     "DiagnosticsWatch",
     "FileChange",
     "commit",
+    "commit_file",
     "describe",
     "locked",
 ]
