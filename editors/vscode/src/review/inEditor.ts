@@ -143,7 +143,7 @@ export class InEditorReview implements vscode.HoverProvider, vscode.CodeLensProv
       if (decision !== 'accepted') {
         lenses.push(
           new vscode.CodeLens(range, {
-            title: '$(check) Accept change',
+            title: `$(check) Accept change ${at.index + 1}/${at.file.hunks.length}`,
             command: 'toolhost.review.acceptHunk',
             arguments: id,
           }),
@@ -152,18 +152,12 @@ export class InEditorReview implements vscode.HoverProvider, vscode.CodeLensProv
       if (decision !== 'rejected') {
         lenses.push(
           new vscode.CodeLens(range, {
-            title: '$(close) Reject change',
+            title: `$(close) Reject change ${at.index + 1}/${at.file.hunks.length}`,
             command: 'toolhost.review.rejectHunk',
             arguments: id,
           }),
         );
       }
-      lenses.push(
-        new vscode.CodeLens(range, {
-          title: `change ${at.index + 1} of ${at.file.hunks.length}${decision ? ` · ${decision}` : ''}`,
-          command: '',
-        }),
-      );
       return lenses;
     });
   }

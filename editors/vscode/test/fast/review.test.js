@@ -256,6 +256,23 @@ test('Alt+Y / Alt+N decide the hunk under the cursor in the proposed side', asyn
   const review = await nextReview();
   const doc = await waitFor(() => proposedDoc(review), 'the proposed document');
   const lineOf = (text) => doc.getText().split('\n').indexOf(text);
+  // Per change: a hover with links, and CodeLenses (shown where diffEditor.codeLens is on).
+  const hover = stub.providers.hover.find((p) => p.selector.scheme === 'toolhost-proposed').provider;
+  const shown = hover.provideHover(doc, new vscode.Position(lineOf('line twenty-eight'), 0));
+  assert.match(
+    shown.contents[0].value,
+    /Change 2 of 2.*\[\$\(check\) Accept this change\]\(command:toolhost\.review\.acceptHunk\?/s,
+  );
+  const lenses = stub.providers.codeLens.find((p) => p.selector.scheme === 'toolhost-proposed').provider;
+  assert.deepEqual(
+    lenses.provideCodeLenses(doc).map((l) => [l.range.start.line, l.command.title]),
+    [
+      [lineOf('line five'), '$(check) Accept change 1/2'],
+      [lineOf('line five'), '$(close) Reject change 1/2'],
+      [lineOf('line twenty-eight'), '$(check) Accept change 2/2'],
+      [lineOf('line twenty-eight'), '$(close) Reject change 2/2'],
+    ],
+  );
   await stub.focus(doc.uri, lineOf('line twenty-eight'));
   await vscode.commands.executeCommand('toolhost.review.acceptHunk');
   assert.equal(s.api.pendingReviews()[0].decisions[review.hunks[1].id], 'accepted');

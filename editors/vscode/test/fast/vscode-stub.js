@@ -1193,6 +1193,26 @@ for (const name of [
 ]) {
   languages[name] = providerRegistration;
 }
+/** Hover and CodeLens providers, kept so a test can ask them. */
+const providers = { hover: [], codeLens: [] };
+languages.registerHoverProvider = (selector, provider) => {
+  providers.hover.push({ selector, provider });
+  return new Disposable(() =>
+    providers.hover.splice(
+      providers.hover.findIndex((p) => p.provider === provider),
+      1,
+    ),
+  );
+};
+languages.registerCodeLensProvider = (selector, provider) => {
+  providers.codeLens.push({ selector, provider });
+  return new Disposable(() =>
+    providers.codeLens.splice(
+      providers.codeLens.findIndex((p) => p.provider === provider),
+      1,
+    ),
+  );
+};
 
 /** File system watchers the extension created: a test fires their events. */
 const watchers = [];
@@ -1434,6 +1454,7 @@ const api = {
 /** Test controls: not part of the vscode API. */
 const stub = {
   recorded,
+  providers,
   statusBarItems,
   treeViews,
   contextKeys,
