@@ -59,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
     where.add_argument("--tcp", type=parse_address, metavar="HOST:PORT", help="listen on TCP")
     where.add_argument("--ws", type=parse_address, metavar="HOST:PORT", help="listen on WebSocket")
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="with --ws: a browser origin (e.g. https://app.example) that may connect; "
+        "upgrades from any other origin are refused",
+    )
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
 
     listing = commands.add_parser("list", help="print the tools a model is offered")
@@ -113,7 +121,7 @@ def serve(args: argparse.Namespace) -> int:
             )
     from server.app import create_server, run
 
-    return run(create_server(), transport, *address)
+    return run(create_server(), transport, *address, origins=tuple(args.allow_origin))
 
 
 def list_tools(args: argparse.Namespace) -> int:

@@ -193,6 +193,14 @@ async def listening(
             await proc.wait()
 
 
+def attach_token(pid: int) -> str:
+    """The token in the lock file of the sidecar with this pid (server/lockfile.py)."""
+    from server import lockfile
+
+    (info,) = [i for i in lockfile.discover() if i.pid == pid]
+    return info.token
+
+
 async def spawn_stdio(root: Path, data_dir: Path) -> asyncio.subprocess.Process:
     """``toolhost serve`` on stdio with pipes to speak raw bytes to it (stderr dropped)."""
     return await asyncio.create_subprocess_exec(
