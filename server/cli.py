@@ -134,6 +134,7 @@ def list_tools(args: argparse.Namespace) -> int:
             return _usage(f"--model must be PROVIDER/MODEL, e.g. openai/gpt-5 (got {args.model!r})")
     from tools.worktree import open_worktree, problem_lines, problems
 
+    _recover()
     host, loaded = open_worktree(_directory(args.cwd))
     try:
         tools = host.offered(
@@ -179,6 +180,7 @@ def run_tool(args: argparse.Namespace) -> int:
     from tools.editor import EditorBridge
     from tools.worktree import open_worktree, problem_lines
 
+    _recover()
     # Each run is a fresh session, so "read the file first" could never be satisfied.
     host, loaded = open_worktree(_directory(args.cwd), read_before_write=False)
     for line in problem_lines(loaded, host):
@@ -194,6 +196,14 @@ def run_tool(args: argparse.Namespace) -> int:
     else:
         print(result.output, file=sys.stderr if result.is_error else sys.stdout)
     return 1 if result.is_error else 0
+
+
+def _recover() -> None:
+    """Undo what a killed toolhost left half done, and say so."""
+    from tools.worktree import recover_interrupted_changes
+
+    for line in recover_interrupted_changes():
+        print(f"toolhost: warning: recovery: {line}", file=sys.stderr)
 
 
 def _origin(host: Any, tool_id: str) -> str:

@@ -30,7 +30,7 @@ from server.watch import PollingWatcher
 from tools.config.files import LoadedConfig, config_paths
 from tools.config.rules import Config, ConfigProblem
 from tools.host import ToolHost, new_id
-from tools.worktree import custom_notice, read_config, reload_custom
+from tools.worktree import custom_notice, read_config, recover_interrupted_changes, reload_custom
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
@@ -132,6 +132,15 @@ class ServerState:
     # -- loading --------------------------------------------------------------
 
     async def _load(self) -> None:
+        # A change a killed sidecar left half done is undone before any call runs.
+        for line in await in_daemon_thread(recover_interrupted_changes):
+            log.warning("recovery: %s", line)
+            if self._server is not None:
+                self._server.window_show_message(
+                    types.ShowMessageParams(
+                        type=types.MessageType.Warning, message=f"toolhost: {line}"
+                    )
+                )
         config = in_daemon_thread(self._read_config)
         custom = in_daemon_thread(self._reload_custom)
         loaded, _ = await asyncio.gather(config, custom)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tools.changes import journal
 from tools.config.files import LoadedConfig, config_paths, load_config
 from tools.config.rules import ConfigProblem, merge
 from tools.custom.loader import LoadProblem
@@ -45,6 +46,18 @@ def reload_custom(host: ToolHost) -> bool:
     except Exception:  # the loader reports each file's faults; this is a fault in it
         log.exception("loading the custom tools failed")
         return False
+
+
+def recover_interrupted_changes() -> list[str]:
+    """Roll back file changes a killed toolhost left half done (``tools.changes.journal``).
+
+    Run once at every start, before any tool; one line per file put back or left alone.
+    """
+    try:
+        return journal.recover()
+    except Exception as error:  # recovery must never keep toolhost from starting
+        log.exception("recovering interrupted changes failed")
+        return [f"could not recover interrupted changes ({error})"]
 
 
 def open_worktree(directory: Path, **host_options: Any) -> tuple[ToolHost, LoadedConfig]:

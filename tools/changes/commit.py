@@ -216,10 +216,13 @@ class DiagnosticsWatch:
 # --- 4. write ---------------------------------------------------------------------------------
 
 
-def disk_transaction(changeset: ChangeSet, skip: frozenset[Path], check: Any) -> Transaction:
+def disk_transaction(
+    changeset: ChangeSet, skip: frozenset[Path], check: Any, real: Any = None
+) -> Transaction:
     """Write every changed file but ``skip``, then delete (so a crash part way loses no
-    content).  The committed transaction is returned so that it can still be undone."""
-    transaction = Transaction(check)
+    content).  The committed transaction is returned so that it can still be undone.
+    ``real``: where each path was checked to be (``ctx.real``), which is what is touched."""
+    transaction = Transaction(check, real)
     originals, finals = changeset.originals(), changeset.finals()
     for path, final in finals.items():
         if final is None or path in skip:
@@ -284,7 +287,9 @@ async def _write(
     through_editor = editor_changes(ctx, changeset, described)
     skip = frozenset(p.change.path for p in through_editor)
     try:
-        transaction = await ctx.run_blocking(disk_transaction, changeset, skip, ctx.abort.check)
+        transaction = await ctx.run_blocking(
+            disk_transaction, changeset, skip, ctx.abort.check, ctx.real
+        )
     except TransactionFailed as error:
         if patch:
             raise ToolError(failures.patch_transaction_failed(error, ctx.worktree)) from error
