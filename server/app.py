@@ -24,7 +24,7 @@ from server.documents import Documents, uri_to_path
 from server.protocol import ToolhostProtocol
 
 if TYPE_CHECKING:
-    from server.attach import LockKeeper
+    from server.lockkeeper import LockKeeper
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -213,7 +213,7 @@ def run(
     """Serve until ``exit`` or end of input; the process exit code.
 
     ``--tcp`` and ``--ws`` get a fresh token, written to the lock file once they
-    listen (``server.attach``); ``origins``: browser origins a WebSocket may come from.
+    listen (``server.lockkeeper``); ``origins``: browser origins a WebSocket may come from.
     """
     from server.logs import forward_to_client
 
@@ -227,7 +227,7 @@ def run(
             await serve_stdio(server)
             return
         from server import sockets
-        from server.attach import LockKeeper
+        from server.lockkeeper import LockKeeper
         from server.lockfile import new_token
 
         token = new_token()
