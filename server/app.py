@@ -76,7 +76,7 @@ class ToolhostServer(LanguageServer):
             from server.state import ServerState
 
             self._state = ServerState.build(
-                self.initialize_params.initialization_options, self.worktree
+                self.initialize_params.initialization_options, self.worktree, self.trusted_by_cli
             )
             if self.owns_process:
                 settle_memory()
@@ -227,8 +227,8 @@ def run(
             await serve_stdio(server)
             return
         from server import sockets
-        from server.lockkeeper import LockKeeper
         from server.lockfile import new_token
+        from server.lockkeeper import LockKeeper
 
         token = new_token()
         server.lock = LockKeeper(token, "tcp" if transport == "tcp" else "ws")
