@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tools import protected
 from tools.changes import diagnostics, failures
 from tools.changes.changeset import ChangeSet, FileChange, PreparedChange
 from tools.changes.diff import (
@@ -163,18 +164,32 @@ async def _ask(
     title: str,
     ask_metadata: dict[str, Any],
 ) -> None:
+    # A config, tool or hook file (tools.protected): asked every time, never "always".
+    targets = [c.path for c in changeset.changes] + [
+        c.move_to for c in changeset.changes if c.move_to
+    ]
+    guarded = protected.protected_changes(targets, ctx.host)
+    extra: dict[str, Any] = {}
+    if guarded:
+        extra["protected"] = [
+            {"relativePath": relative(path, ctx.worktree), "reason": why}
+            for path, why in guarded.items()
+        ]
+        title = f"{title}. {protected.ALTERS}"
     await ctx.ask(
         "edit",
         ask_patterns(changeset, ctx.worktree),
-        ["*"],
+        [] if guarded else ["*"],
         {
             "diff": "\n".join(trim_diff(d.unified) for d in described if d.unified),
             # The exact change, so a client can preview the proposed text, not rebuild it.
             "edit": {"documentChanges": [dc for d in described for dc in d.document_changes]},
             "files": [d.entry(ctx.worktree) for d in described],
             **ask_metadata,
+            **extra,
         },
         title=title,
+        force=bool(guarded),
     )
 
 
