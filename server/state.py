@@ -129,7 +129,12 @@ class ServerState:
         trust = decide(worktree, options.trusted, trusted_by_cli)
         log.info("folder %s: %s", "trusted" if trust else "not trusted", trust.reason)
         # Calls wait for ready() (the files read), so no call runs under this config.
-        host = ToolHost(worktree, config=options.config, trusted=trust.trusted)
+        host = ToolHost(
+            worktree,
+            config=options.config,
+            permission_defaults=list(options.permission_defaults),
+            trusted=trust.trusted,
+        )
         return cls(options, host, options.session_id or new_id("ses"), trust=trust)
 
     # -- lifecycle ------------------------------------------------------------
@@ -206,6 +211,10 @@ class ServerState:
         if self._server is not None:
             log.info("config or custom tools changed on disk: sending %s", LIST_CHANGED)
             self._server.protocol.notify(LIST_CHANGED, {})
+
+    async def reload_config(self) -> None:
+        """Read the config files again now (after toolhost itself changed one)."""
+        await self._changed({CONFIG})
 
     def _read_config(self) -> LoadedConfig:
         return read_config(self.host.worktree, self.options.raw_config, trusted=self.trust.trusted)

@@ -54,7 +54,9 @@ class Person(RecordingEditor):
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         self.asks.append(request)
-        return PermissionReply(self.replies.get(request.permission, "once"))  # type: ignore[arg-type]
+        reply = self.replies.get(request.permission, "once")
+        # An "always" covers every file of the project, the widest the ask offers.
+        return PermissionReply(reply, always_option="all" if reply == "always" else None)  # type: ignore[arg-type]
 
 
 async def started(worktree: Path, **options: Any) -> ServerState:
@@ -126,7 +128,11 @@ async def test_an_always_for_edits_does_not_cover_config_files(
     await state.host.execute(
         "write", {"filePath": str(worktree / "a.txt"), "content": "a"}, editor=person
     )
-    assert person.asks[0].always == ["*"]  # every edit is allowed from now on...
+    assert any(o.patterns == ("*",) for o in person.asks[0].options())
+    again = await state.host.execute(
+        "write", {"filePath": str(worktree / "b.txt"), "content": "b"}, editor=person
+    )
+    assert not again.is_error and len(person.asks) == 1  # every edit is allowed from now on...
     refusing = Person(edit="reject")
     result = await state.host.execute(
         "write",
