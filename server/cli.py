@@ -4,6 +4,7 @@
     toolhost list [--model PROVIDER/MODEL] [--agent NAME] [--json] [--cwd DIR] [--trusted]
     toolhost run TOOL 'JSON-ARGS' [--cwd DIR] [--json] [--yes] [--trusted]
     toolhost trust [--cwd DIR] [--revoke]
+    toolhost doctor [--json] [--cwd DIR]
 
 ``list`` and ``run`` read the config files and load the custom tools of ``--cwd`` (the
 worktree) as the server does; ``list`` ends with a line per file that could not be
@@ -14,7 +15,11 @@ served restricted: its config only restricts, its tools are not loaded, and ever
 tool but the read-only ones asks.  ``--trusted`` trusts it for one command;
 ``toolhost trust`` records it as trusted (until one of those files changes).
 
-Exit codes: 0 success, 1 the tool reported an error (``isError``), 2 bad usage.
+``doctor`` lists what works here for that project (tools/doctor.py): the sandbox and
+what the kernel enforces, the config, the programs the tools need.
+
+Exit codes: 0 success, 1 the tool reported an error (``isError``) or a doctor check
+failed, 2 bad usage.
 """
 
 from __future__ import annotations
@@ -101,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     trusting.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
     trusting.add_argument("--revoke", action="store_true", help="forget the folder instead")
+
+    doctor = commands.add_parser("doctor", help="check what works here (the sandbox first)")
+    doctor.add_argument("--json", action="store_true", help="print {checks: [{name, ok, detail}]}")
+    doctor.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
     return parser
 
 
@@ -121,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         return list_tools(args)
     if args.command == "trust":
         return trust_folder(args)
+    if args.command == "doctor":
+        return run_doctor(args)
     return run_tool(args)
 
 
@@ -234,6 +245,17 @@ def run_tool(args: argparse.Namespace) -> int:
     else:
         print(result.output, file=sys.stderr if result.is_error else sys.stdout)
     return 1 if result.is_error else 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from tools import doctor
+
+    checks = doctor.run(_directory(args.cwd))
+    if args.json:
+        print(json.dumps({"checks": [c.to_json() for c in checks]}, indent=2))
+    else:
+        print(doctor.format_text(checks))
+    return 0 if all(c.ok for c in checks) else 1
 
 
 def trust_folder(args: argparse.Namespace) -> int:

@@ -45,6 +45,8 @@ def loosenings(old: Config, new: Config, tool_ids: Iterable[str] = ()) -> list[s
         for c in _added(new.denied_commands, old.denied_commands)
     ]
     found += [f"folder {d} is allowed" for d in _added(old.allowed_dirs, new.allowed_dirs)]
+    if new.sandbox != old.sandbox:  # any change counts: which ones widen is not worth guessing
+        found.append("the bash sandbox's settings change")
     return list(dict.fromkeys(found))
 
 

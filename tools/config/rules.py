@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.permission import Rule, Ruleset, rules_from_config, wildcard_match
+from tools.permission import Rule, Ruleset, expand_home, rules_from_config, wildcard_match
 
 if TYPE_CHECKING:
     from tools.config.salvage import Salvage
@@ -36,6 +37,7 @@ KNOWN_KEYS = frozenset(
         *("subagent_depth", "username", "mode", "agent", "provider", "mcp", "formatter", "lsp"),
         *("instructions", "layout", "permission", "tools", "attachment", "enterprise"),
         *("tool_output", "compaction", "experimental", "theme", "keybinds", "tui"),
+        "sandbox",  # ours: the bash sandbox's settings
     }
 )
 TOOL_OUTPUT_KEYS = ("max_lines", "max_bytes")
@@ -127,6 +129,25 @@ class ToolOutputLimits:
     max_bytes: int = MAX_BYTES
 
 
+SANDBOX_MODES = ("auto", "required", "off")
+SANDBOX_NETWORKS = ("allow", "deny")
+SANDBOX_LISTS = ("writable", "caches", "hidden")
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """``sandbox`` in opencode.json, or the bash entry's ``sandbox`` in tools.yaml.
+
+    ``caches`` and ``hidden`` None: the built-in lists (tools.bash.sandbox.settings).
+    """
+
+    mode: str = "auto"  # auto | required | off
+    network: str = "allow"  # allow | deny
+    writable: tuple[str, ...] = ()  # more directories commands may write
+    caches: tuple[str, ...] | None = None  # package caches commands may write
+    hidden: tuple[str, ...] | None = None  # paths covered from commands (sockets)
+
+
 @dataclass(frozen=True)
 class Config:
     # tool id (or wildcard) -> on/off; the last matching key decides
@@ -147,6 +168,7 @@ class Config:
     allowed_commands: tuple[str, ...] = ()
     denied_commands: tuple[str, ...] = ()
     allowed_dirs: tuple[str, ...] = ()
+    sandbox: SandboxSettings = SandboxSettings()
 
     def is_enabled(self, tool_id: str) -> bool:
         on = True
@@ -188,6 +210,8 @@ class ConfigLayer:
     allowed_commands: list[str] = field(default_factory=list)
     denied_commands: list[str] = field(default_factory=list)
     allowed_dirs: list[str] = field(default_factory=list)
+    # The sandbox keys this source sets (mode, network, writable, caches, hidden).
+    sandbox: dict[str, Any] = field(default_factory=dict)
 
 
 def at_most_ask(rules: Sequence[Rule], permission: str = "*") -> Ruleset:
@@ -251,6 +275,7 @@ def merge(
     allowed: list[str] = []
     denied: list[str] = []
     dirs: list[str] = []
+    sandbox = SandboxSettings()
     for layer in layers:
         for tool_id, on in layer.enabled.items():
             enabled.pop(tool_id, None)  # re-insert so the later source's key is last
@@ -263,6 +288,7 @@ def merge(
         allowed.extend(layer.allowed_commands)
         denied.extend(layer.denied_commands)
         dirs.extend(layer.allowed_dirs)
+        sandbox = _merge_sandbox(sandbox, layer.sandbox)
     salvaged: Ruleset = []
     if problems and salvage is not None:
         salvaged = list(salvage.denies)
@@ -279,16 +305,28 @@ def merge(
         allowed_commands=tuple(allowed),
         denied_commands=tuple(denied),
         allowed_dirs=tuple(dirs),
+        sandbox=sandbox,
     )
     return replace(config, rules=[*rules, *config.tail(rules)])
+
+
+def _merge_sandbox(settings: SandboxSettings, keys: Mapping[str, Any]) -> SandboxSettings:
+    """A later source's keys win, except ``writable``, which adds to the earlier ones."""
+    changes: dict[str, Any] = {k: v for k, v in keys.items() if k in ("mode", "network")}
+    if "writable" in keys:
+        changes["writable"] = (*settings.writable, *keys["writable"])
+    for key in ("caches", "hidden"):
+        if key in keys:
+            changes[key] = tuple(keys[key])
+    return replace(settings, **changes)
 
 
 # -- OpenCode's JSON format --------------------------------------------------------
 
 
 def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
-    """OpenCode's ``tools`` / ``permission`` / ``tool_output`` keys; OpenCode's other keys
-    are ignored, and a key OpenCode does not know is an error (a misspelt
+    """OpenCode's ``tools`` / ``permission`` / ``tool_output`` keys, and ``sandbox`` (ours);
+    OpenCode's other keys are ignored, and a key neither knows is an error (a misspelt
     ``permissions`` would otherwise drop its rules without a word).
 
     Every mistake is returned (not just the first), each naming its key.
@@ -305,6 +343,7 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
     if _check_permission(permission, errors):
         layer.rules = rules_from_config(permission)
     layer.max_lines, layer.max_bytes = _read_tool_output(data.get("tool_output"), errors)
+    layer.sandbox = read_sandbox(data.get("sandbox"), ("sandbox",), errors)
     return layer, errors
 
 
@@ -405,6 +444,61 @@ def _read_tool_output(output: Any, errors: list[ConfigError]) -> tuple[int | Non
             )
             limits.append(None)
     return limits[0], limits[1]
+
+
+def read_sandbox(value: Any, where: KeyPath, errors: list[ConfigError]) -> dict[str, Any]:
+    """The ``sandbox`` object: the keys it sets, each checked (a typo is an error, since
+    it would silently drop a protection)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        errors.append(
+            ConfigError(
+                f"expected an object with mode, network, writable, caches or hidden, "
+                f"got {show(value)}",
+                where,
+            )
+        )
+        return {}
+    found: dict[str, Any] = {}
+    choices = {"mode": SANDBOX_MODES, "network": SANDBOX_NETWORKS}
+    for key, item in value.items():
+        at: KeyPath = (*where, key)
+        if key in choices:
+            if item in choices[key]:
+                found[key] = item
+            else:
+                errors.append(
+                    ConfigError(f"expected one of {', '.join(choices[key])}, got {show(item)}", at)
+                )
+        elif key in SANDBOX_LISTS:
+            paths = _sandbox_paths(item, at, errors)
+            if paths is not None:
+                found[key] = paths
+        else:
+            known = ", ".join([*choices, *SANDBOX_LISTS])
+            errors.append(ConfigError(f"unknown key (expected one of {known})", at))
+    return found
+
+
+def _sandbox_paths(value: Any, where: KeyPath, errors: list[ConfigError]) -> list[str] | None:
+    if not isinstance(value, list):
+        errors.append(ConfigError(f"expected a list of paths, got {show(value)}", where))
+        return None
+    paths: list[str] = []
+    for index, item in enumerate(value):
+        path = expand_home(item.strip()) if isinstance(item, str) else None
+        if path is None or not os.path.isabs(path):
+            errors.append(
+                ConfigError(
+                    "expected an absolute path (or one starting with ~ or $HOME), "
+                    f"got {show(item)}",
+                    (*where, index),
+                )
+            )
+            continue
+        paths.append(os.path.normpath(path))
+    return paths
 
 
 def config_from_opencode(data: Mapping[str, Any] | None) -> Config:
