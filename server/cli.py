@@ -3,6 +3,7 @@
     toolhost serve [--stdio | --tcp HOST:PORT | --ws HOST:PORT]
     toolhost list [--model PROVIDER/MODEL] [--agent NAME] [--json] [--cwd DIR]
     toolhost run TOOL 'JSON-ARGS' [--cwd DIR] [--json] [--yes]
+    toolhost mcp [--cwd DIR] [--no-attach] [--list-editors [--json]]
 
 ``list`` and ``run`` read the config files and load the custom tools of ``--cwd`` (the
 worktree) as the server does; ``list`` ends with a line per file that could not be
@@ -78,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
     run.add_argument("--json", action="store_true", help="print the whole ToolResult")
     run.add_argument("--yes", action="store_true", help="approve every permission ask")
+
+    from server.mcp.main import add_arguments
+
+    add_arguments(commands.add_parser("mcp", help="serve the tools to an MCP host over stdio"))
     return parser
 
 
@@ -87,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args)
     if args.command == "list":
         return list_tools(args)
+    if args.command == "mcp":
+        from server.mcp.main import main as mcp_main
+
+        return mcp_main(args)
     return run_tool(args)
 
 
