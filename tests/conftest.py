@@ -45,6 +45,8 @@ def _isolated_global_config(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+        # Sidecars' lock files and sockets (toolhost mcp attaches through them).
+        patch.setenv("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("xdg-run")))
         patch.delenv("OPENCODE_CONFIG_DIR", raising=False)
         yield
 
