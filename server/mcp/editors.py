@@ -62,7 +62,7 @@ def print_editors(directory: Path, *, as_json: bool = False) -> int:
                 "workspaceFolders": list(lock.workspace_folders),
                 "socket": lock.socket,
                 "toolhost": lock.toolhost,
-                "chosen": lock is chosen,
+                "chosen": lock == chosen,
             }
             for lock, _ in editors
         ]
@@ -72,7 +72,7 @@ def print_editors(directory: Path, *, as_json: bool = False) -> int:
         print(f"No editor's toolhost is running; toolhost mcp in {directory} would serve it alone.")
         return 0
     for lock, _ in editors:
-        mark = "*" if lock is chosen else " "
+        mark = "*" if lock == chosen else " "
         folders = ", ".join(lock.workspace_folders)
         print(f"{mark} {lock.editor} (pid {lock.pid}, toolhost {lock.toolhost}): {folders}")
     if chosen is None:
