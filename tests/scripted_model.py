@@ -5,7 +5,8 @@ answers ``POST /v1/chat/completions`` (streamed as server-sent events, or as one
 JSON body) from a script: each turn of the conversation that offers tools gets the
 next step, a tool call or a final text.  Requests that offer no tools (an agent's
 title or summary calls) get a short text and do not use up a step.  Every request
-body is recorded, so a test can check that a tool's result reached the model.
+body is recorded, so a test can check that a tool's result reached the model
+(``GET /recorded`` returns them, for a test running in another process).
 """
 
 from __future__ import annotations
@@ -152,7 +153,13 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             return None
 
-        def do_GET(self) -> None:  # /v1/models, which some clients probe
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/recorded"):  # for a test running elsewhere
+                with model._lock:
+                    recorded = {"requests": model.requests, "other": model.other_requests}
+                self._send(200, "application/json", json.dumps(recorded).encode())
+                return
+            # /v1/models, which some clients probe
             body = json.dumps({"object": "list", "data": [{"id": "scripted"}]}).encode()
             self._send(200, "application/json", body)
 
