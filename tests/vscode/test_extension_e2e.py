@@ -325,6 +325,18 @@ def test_the_tools_are_language_model_tools_that_run_through_the_sidecar(
     assert "1: keep me as I am" in step["text"]
 
 
+def test_without_the_mcp_api_the_static_tools_carry_when_clauses(scenario: Scenario) -> None:
+    """code-server 4.100 is VS Code 1.100, which has no MCP server definition API: the
+    extension runs without it, and its tools' when clauses keep them offered (a
+    trusted workspace, no MCP server): toolhost_edit was listed and ran above."""
+    step = scenario.step("language-model-tools")
+    if step["mcpApi"] == "function":
+        pytest.skip(f"VS Code {step['version']} has the MCP API; the fast tier covers that case")
+    assert step["version"].startswith("1.100")
+    assert step["when"]["toolhost_read"] == "!toolhost.mcpServer || !isWorkspaceTrusted"
+    assert step["when"]["toolhost_edit"] == "isWorkspaceTrusted && !toolhost.mcpServer"
+
+
 def test_a_read_through_the_api_serves_the_unsaved_buffer(scenario: Scenario) -> None:
     step = scenario.step("read-unsaved")
     assert step["dirty"] is True
