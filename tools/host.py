@@ -54,6 +54,7 @@ class ToolHost:
         tools: Iterable[Tool] | None = None,
         load_custom: bool = False,
         read_before_write: bool = True,
+        trusted: bool = True,
     ) -> None:
         from tools.builtin import builtin_tools, invalid_tool
 
@@ -64,8 +65,9 @@ class ToolHost:
         self.sessions = Sessions(read_before_write=read_before_write)
         self._rules_cache: dict[str, Ruleset] = {}
         self.permissions = PermissionService(self._rules_for)
-        # Nothing is read until reload_custom(): construction stays cheap.
-        self.custom = CustomTools(self.directory, self.worktree)
+        # Nothing is read until reload_custom(): construction stays cheap.  An untrusted
+        # folder's own tool files (tools.trust) are never imported.
+        self.custom = CustomTools(self.directory, self.worktree, project=trusted)
         if load_custom:
             self.reload_custom()
 

@@ -220,6 +220,13 @@ REJECTED = "The user rejected permission to use this specific tool call."
 
 def headless_rejection(request: PermissionRequest) -> PermissionRejectedError:
     """What a call gets when nobody can be asked: a rejection that says how to allow it."""
+    if request.metadata.get("protected"):
+        return PermissionRejectedError(
+            f"This change ({', '.join(request.patterns)}) alters what the agent may do, so a "
+            "person must approve it each time, and no one could be asked: the client answers "
+            "no permission prompts. It was not made. The user can make the change, or approve "
+            "it with `toolhost run --yes`."
+        )
     example = {"permission": {request.permission: {request.patterns[0]: "allow"}}}
     return PermissionRejectedError(
         f"This call needs the `{request.permission}` permission for "

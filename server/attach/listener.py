@@ -2,8 +2,8 @@
 
 A sidecar that an editor started over stdio also listens on
 ``<runtime dir>/sidecar-<pid>.sock`` (mode 0600) and names it in its lock file
-(contract A).  A connection must open with ``initialize`` carrying the lock file's
-token in ``initializationOptions.token``; anything else is refused and the
+(contract A, ``server.lockfile``).  A connection must open with ``initialize``
+carrying the lock file's token in ``initializationOptions.token``; anything else is refused and the
 connection closed before a request runs.  After that it may call ``tools/list``
 and ``tools/execute``, which run exactly as the editor's own calls do: the same
 ToolHost, config and custom tools, and the editor connection's bridge, so reads
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
 
-from server import __version__
-from server.attach import locks
+from server import __version__, lockfile
 from server.attach.rpc import INVALID_PARAMS, Peer, RpcError
 from server.documents import uri_to_path
+from server.lockkeeper import LockKeeper
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
@@ -44,15 +44,15 @@ class AttachListener:
 
     def __init__(self, server: ToolhostServer) -> None:
         self.server = server
-        self.token = locks.new_token()
+        self.token = lockfile.new_token()
         self.socket_path: Path | None = None
-        self.lock_path: Path | None = None
+        self.keeper = LockKeeper(self.token, "stdio")
         self._listener: asyncio.AbstractServer | None = None
         self._peers: set[Peer] = set()
 
     async def start(self) -> None:
         try:
-            directory = locks.runtime_dir()
+            directory = lockfile.runtime_dir()
             path = directory / f"sidecar-{os.getpid()}.sock"
             if len(os.fsencode(path)) > MAX_SOCKET_PATH:
                 log.warning("not listening for toolhost mcp: the socket path %s is too long", path)
@@ -68,7 +68,8 @@ class AttachListener:
                 os.umask(old_umask)
             os.chmod(path, 0o600)
             self.socket_path = path
-            self.lock_path = locks.write_lock(self._lock_fields(), directory)
+            self.keeper.listening(socket=str(path))
+            self.keeper.initialized([Path(f) for f in workspace_folders(self.server)], self.editor)
         except OSError as error:
             log.warning("not listening for toolhost mcp: %s", error)
             self.close()
@@ -76,17 +77,11 @@ class AttachListener:
         self.server.state.listeners.append(self.tools_changed)
         log.info("toolhost mcp can attach through %s", path)
 
-    def _lock_fields(self) -> dict[str, Any]:
+    @property
+    def editor(self) -> str:
         params = self.server.initialize_params
         client = params.client_info.name if params and params.client_info else None
-        return {
-            "token": self.token,
-            "workspaceFolders": workspace_folders(self.server),
-            "transport": "stdio",
-            "socket": str(self.socket_path),
-            "editor": client or "unknown",
-            "toolhost": __version__,
-        }
+        return client or "unknown"
 
     def close(self) -> None:
         if self._listener is not None:
@@ -94,11 +89,10 @@ class AttachListener:
             self._listener = None
         for peer in list(self._peers):
             peer.close()
-        if self.lock_path is not None:
-            locks.remove_lock(self.lock_path)
-            self.lock_path = None
+        self.keeper.remove()
         if self.socket_path is not None:
-            locks.remove_lock(self.socket_path)
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
             self.socket_path = None
 
     def tools_changed(self) -> None:
@@ -139,7 +133,7 @@ class AttachedClient:
         if method != "initialize" or not isinstance(token, str):
             log.warning("refused a socket connection that did not open with the token")
             return "The first request must be initialize with initializationOptions.token."
-        if not secrets.compare_digest(token, self.listener.token):
+        if not lockfile.tokens_match(token, self.listener.token):
             log.warning("refused a socket connection with a wrong token")
             return "The token does not match this sidecar's lock file."
         self.peer.gate = None
@@ -154,7 +148,7 @@ class AttachedClient:
             "capabilities": {"experimental": {"toolhost": {"protocol": 1}}},
             "serverInfo": {"name": "toolhost", "version": __version__},
             "workspaceFolders": workspace_folders(self.server),
-            "editor": self.listener._lock_fields()["editor"],
+            "editor": self.listener.editor,
         }
 
     async def shutdown(self, params: Any) -> None:

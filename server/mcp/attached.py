@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from server.attach.locks import SidecarLock
 from server.attach.rpc import Peer, RpcError, connect_unix
+from server.lockfile import LockInfo
 from server.mcp.backend import Backend, CallHooks, Changed
 
 log = logging.getLogger("toolhost.mcp")
@@ -30,7 +30,7 @@ GONE = (
 
 
 async def attach(
-    lock: SidecarLock,
+    lock: LockInfo,
     *,
     session_id: str,
     agent: str,
@@ -72,7 +72,7 @@ async def attach(
 
 
 class AttachedBackend:
-    def __init__(self, lock: SidecarLock, fallback: Callable[[], Backend]) -> None:
+    def __init__(self, lock: LockInfo, fallback: Callable[[], Backend]) -> None:
         self.lock = lock
         self.fallback = fallback
         self.on_changed: Changed | None = None

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from server.attach.locks import SidecarLock, read_locks
+from server.lockfile import LockInfo, discover
 
 
 def _contains(folder: str, directory: str) -> bool:
@@ -21,21 +21,25 @@ def _contains(folder: str, directory: str) -> bool:
     return directory == folder or directory.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def matching_folder(lock: SidecarLock, directory: Path) -> str | None:
+def matching_folder(lock: LockInfo, directory: Path) -> str | None:
     """The innermost of the lock's workspace folders that contains ``directory``."""
     real = os.path.realpath(directory)
     inside = [f for f in lock.workspace_folders if _contains(f, real)]
     return max(inside, key=len) if inside else None
 
 
-def ranked(directory: Path) -> list[tuple[SidecarLock, str | None]]:
+def ranked(directory: Path) -> list[tuple[LockInfo, str | None]]:
     """Every sidecar that can be attached to, best first, with its matching folder."""
-    found = [(lock, matching_folder(lock, directory)) for lock in read_locks() if lock.socket]
+    try:
+        locks = discover()
+    except OSError:  # no runtime dir of ours: no sidecar to attach to
+        return []
+    found = [(lock, matching_folder(lock, directory)) for lock in locks if lock.socket]
 
-    def rank(item: tuple[SidecarLock, str | None]) -> tuple[int, int, float]:
+    def rank(item: tuple[LockInfo, str | None]) -> tuple[int, int, float]:
         lock, folder = item
         try:
-            started = lock.path.stat().st_mtime
+            started = lock.path.stat().st_mtime if lock.path else 0.0
         except OSError:
             started = 0.0
         return (folder is not None, len(folder or ""), started)
@@ -43,7 +47,7 @@ def ranked(directory: Path) -> list[tuple[SidecarLock, str | None]]:
     return sorted(found, key=rank, reverse=True)
 
 
-def choose_editor(directory: Path) -> SidecarLock | None:
+def choose_editor(directory: Path) -> LockInfo | None:
     """The sidecar to attach to for ``directory``, or None."""
     for lock, folder in ranked(directory):
         if folder is not None:

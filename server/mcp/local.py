@@ -24,8 +24,10 @@ from server.watch import PollingWatcher
 
 if TYPE_CHECKING:
     from tools.config.files import LoadedConfig
+    from tools.config.rules import Config
     from tools.context import ModelRef
     from tools.host import ToolHost
+    from tools.trust import Trust
 
 log = logging.getLogger("toolhost.mcp")
 
@@ -42,8 +44,12 @@ class LocalBackend:
         session_id: str,
         agent: str = "build",
         model: tuple[str, str] | None = None,
+        trusted: bool = False,
     ) -> None:
         self.directory = directory
+        self.trusted_by_cli = trusted  # --trusted: the person who started it trusts the folder
+        self.trust: Trust | None = None
+        self._accepted: Config | None = None
         self.session_id = session_id
         self.agent = agent
         self._model = model
@@ -80,6 +86,9 @@ class LocalBackend:
         loaded, _ = await asyncio.gather(
             in_daemon_thread(self._read_config), in_daemon_thread(self._reload_custom)
         )
+        # What this start loaded is what the person started; later tool code, and any
+        # config change that loosens a rule, waits (as in the sidecar, server.state).
+        host.custom.hold_changes()
         self._apply(loaded)
         self._report()
         log.info("serving %s (%d tools)", host.worktree, len(host.registry.tools))
@@ -87,16 +96,19 @@ class LocalBackend:
     def _prepare(self) -> tuple[ToolHost, dict[str, list[Path]], dict[str, list[Path]]]:
         from tools.config.files import config_paths
         from tools.host import ToolHost
+        from tools.trust import decide
 
+        self.trust = decide(self.directory, None, self.trusted_by_cli)
+        log.info("folder %s: %s", "trusted" if self.trust else "not trusted", self.trust.reason)
         # No tools/call runs before the first load has applied the project's config.
-        host = ToolHost(self.directory)
+        host = ToolHost(self.directory, trusted=self.trust.trusted)
         return host, {CONFIG: config_paths(host.worktree)}, {CUSTOM: host.custom_watch_dirs()}
 
     def _read_config(self) -> LoadedConfig:
         from tools.worktree import read_config
 
-        assert self._host is not None
-        return read_config(self._host.worktree)
+        assert self._host is not None and self.trust is not None
+        return read_config(self._host.worktree, trusted=self.trust.trusted)
 
     def _reload_custom(self) -> bool:
         from tools.worktree import reload_custom
@@ -105,10 +117,35 @@ class LocalBackend:
         return reload_custom(self._host)
 
     def _apply(self, loaded: LoadedConfig) -> bool:
+        """Use ``loaded``; a change that loosens what this start accepted is held.
+
+        Alone, there is no editor to accept it: its restrictions apply at once, and
+        what it allows only after ``toolhost trust`` and a new ``toolhost mcp``.
+        """
+        from tools.config.loosening import held, loosenings
+
         assert self._host is not None
-        changed = self._loaded is None or loaded.config != self._host.config
+        config = loaded.config
+        if self._accepted is None:
+            self._accepted = config
+        else:
+            ids = [tool.id for tool in self._host.registry.tools]
+            loosens = loosenings(self._accepted, config, ids)
+            if loosens or config.failing_closed:
+                if loosens:
+                    log.warning(
+                        "a config change that allows more is held (%s): its restrictions "
+                        "apply now; to accept it, run `toolhost trust` in %s and start "
+                        "toolhost mcp again",
+                        loosens[0],
+                        self.directory,
+                    )
+                config = held(self._accepted, config)
+            else:
+                self._accepted = config
+        changed = self._loaded is None or config != self._host.config
         self._loaded = loaded
-        self._host.set_config(loaded.config)
+        self._host.set_config(config)
         return changed
 
     async def _changed(self, groups: set[str]) -> None:
@@ -117,7 +154,15 @@ class LocalBackend:
         if CONFIG in groups:
             changed |= self._apply(await in_daemon_thread(self._read_config))
         if CUSTOM in groups:
-            changed |= await in_daemon_thread(self._reload_custom)
+            changed |= await in_daemon_thread(self._reload_custom)  # removals apply at once
+            assert self._host is not None
+            for path in await in_daemon_thread(self._host.custom.held):
+                log.warning(
+                    "the new tool file %s is not loaded: tool code that appears while toolhost "
+                    "mcp runs needs a person's yes (start toolhost mcp again, or open the "
+                    "folder in an editor running toolhost)",
+                    path,
+                )
         self._report()
         if changed and self.on_changed is not None:
             log.info("config or custom tools changed on disk: the tool list changed")

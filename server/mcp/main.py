@@ -80,17 +80,23 @@ async def choose_backend(args: argparse.Namespace, directory: Path, session_id: 
                 session_id=session_id,
                 agent=args.agent,
                 model=model,
-                fallback=lambda: _local(directory, session_id, args.agent, model),
+                fallback=lambda: _local(directory, session_id, args.agent, model, args.trusted),
             )
             if backend is not None:
                 return backend
-    return _local(directory, session_id, args.agent, model)
+    return _local(directory, session_id, args.agent, model, args.trusted)
 
 
-def _local(directory: Path, session_id: str, agent: str, model: tuple[str, str] | None) -> Any:
+def _local(
+    directory: Path,
+    session_id: str,
+    agent: str,
+    model: tuple[str, str] | None,
+    trusted: bool = False,
+) -> Any:
     from server.mcp.local import LocalBackend
 
-    return LocalBackend(directory, session_id=session_id, agent=agent, model=model)
+    return LocalBackend(directory, session_id=session_id, agent=agent, model=model, trusted=trusted)
 
 
 def _model(value: str | None) -> tuple[str, str] | None:
@@ -122,6 +128,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="with --list-editors: print JSON")
     parser.add_argument("--model", metavar="PROVIDER/MODEL", help="offer the tools for this model")
     parser.add_argument("--agent", default="build", metavar="NAME", help="the agent's rules")
+    parser.add_argument(
+        "--trusted",
+        action="store_true",
+        help="alone: trust the folder, so its own config may loosen the rules and its tools "
+        "load (attached, the editor decides)",
+    )
     parser.add_argument(
         "--log-level", choices=("debug", "info", "warning", "error"), default="warning"
     )

@@ -17,8 +17,8 @@ from typing import Any
 
 import mcp_types as types
 
-from server.attach.locks import SidecarLock, read_locks
 from server.attach.rpc import frame
+from server.lockfile import LockInfo, discover
 from tests.mcp.helpers import TOOLHOST, mcp_client, text_of
 from tests.wire.conftest import serve_to
 from tests.wire.fake_editor import FakeEditor
@@ -41,11 +41,11 @@ class ReviewingEditor(FakeEditor):
             return ls.reply
 
 
-async def sidecar_lock(root: Path) -> SidecarLock:
+async def sidecar_lock(root: Path) -> LockInfo:
     """The lock file of the sidecar serving ``root`` (it is written after initialized)."""
     real = os.path.realpath(root)
     for _ in range(200):
-        for lock in read_locks():
+        for lock in discover():
             if real in lock.workspace_folders and lock.socket:
                 return lock
         await asyncio.sleep(0.05)
@@ -67,7 +67,7 @@ async def test_mcp_reads_the_unsaved_buffer_and_edits_through_the_editors_review
         lock = await sidecar_lock(worktree)
         assert lock.transport == "stdio"
         assert oct(os.stat(lock.socket).st_mode & 0o777) == "0o600"  # type: ignore[arg-type]
-        assert oct(os.stat(lock.path).st_mode & 0o777) == "0o600"
+        assert lock.path is not None and oct(os.stat(lock.path).st_mode & 0o777) == "0o600"
         await editor.open(source, "typed in the editor, not saved\n")
         async with mcp_client(worktree) as client:
             read = await client.call_tool("read", {"filePath": str(source)})

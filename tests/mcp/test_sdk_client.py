@@ -143,7 +143,21 @@ async def test_tool_errors_are_results_that_tell_the_model_what_to_do(worktree: 
     assert "webfetch" not in names
 
 
-async def test_list_changed_is_sent_when_a_custom_tool_appears(worktree: Path) -> None:
+SHOUT = """
+    from pydantic import BaseModel, Field
+    from tools import tool
+
+    class Args(BaseModel):
+        word: str = Field(description="what to shout")
+
+    async def run(args, ctx):
+        return args.word.upper()
+
+    default = tool(description="Shouts a word", args=Args, execute=run)
+"""
+
+
+async def test_list_changed_is_sent_when_the_config_changes(worktree: Path) -> None:
     changed = anyio.Event()
 
     async def on_message(message: Any) -> None:
@@ -152,28 +166,29 @@ async def test_list_changed_is_sent_when_a_custom_tool_appears(worktree: Path) -
 
     async with mcp_client(worktree, NO_ATTACH, message_handler=on_message) as client:
         before = [tool.name for tool in (await client.list_tools()).tools]
-        write(
-            worktree / ".opencode/tools/shout.py",
-            """
-            from pydantic import BaseModel, Field
-            from tools import tool
-
-            class Args(BaseModel):
-                word: str = Field(description="what to shout")
-
-            async def run(args, ctx):
-                return args.word.upper()
-
-            default = tool(description="Shouts a word", args=Args, execute=run)
-            """,
-        )
+        write(worktree / "opencode.json", json.dumps({"tools": {"webfetch": False}}))
         with anyio.fail_after(15):
             await changed.wait()
-        after = {tool.name: tool for tool in (await client.list_tools()).tools}
+        after = [tool.name for tool in (await client.list_tools()).tools]
+    assert "webfetch" in before and "webfetch" not in after
+
+
+async def test_custom_tools_load_at_start_and_new_tool_code_waits(worktree: Path) -> None:
+    write(worktree / ".opencode/tools/shout.py", SHOUT)
+    # A folder with tool files of its own is not trusted until a person says so.
+    async with mcp_client(worktree, NO_ATTACH) as client:
+        untrusted = [tool.name for tool in (await client.list_tools()).tools]
+    assert "shout" not in untrusted
+    async with mcp_client(worktree, NO_ATTACH, "--trusted") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         shouted = await client.call_tool("shout", {"word": "hey"})
-    assert "shout" not in before
-    assert after["shout"].input_schema["properties"]["word"]["type"] == "string"
+        # Tool code that appears while it runs (an agent could write it) is not loaded.
+        write(worktree / ".opencode/tools/whisper.py", SHOUT.replace("upper", "lower"))
+        await anyio.sleep(2.5)
+        later = [tool.name for tool in (await client.list_tools()).tools]
+    assert tools["shout"].input_schema["properties"]["word"]["type"] == "string"
     assert text_of(shouted) == "HEY"
+    assert "whisper" not in later
 
 
 async def test_progress_reaches_the_client_before_the_result(worktree: Path) -> None:

@@ -193,6 +193,14 @@ async def listening(
             await proc.wait()
 
 
+def attach_token(pid: int) -> str:
+    """The token in the lock file of the sidecar with this pid (server/lockfile.py)."""
+    from server import lockfile
+
+    (info,) = [i for i in lockfile.discover() if i.pid == pid]
+    return info.token
+
+
 async def spawn_stdio(root: Path, data_dir: Path) -> asyncio.subprocess.Process:
     """``toolhost serve`` on stdio with pipes to speak raw bytes to it (stderr dropped)."""
     return await asyncio.create_subprocess_exec(
@@ -206,7 +214,9 @@ async def spawn_stdio(root: Path, data_dir: Path) -> asyncio.subprocess.Process:
     )
 
 
-def run_toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_toolhost(
+    *args: str, cwd: Path, data_dir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """The ``toolhost`` command line, run to its end (its data dir beside ``cwd``)."""
     return subprocess.run(
         [str(TOOLHOST), *args],
@@ -214,7 +224,7 @@ def run_toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=60,
-        env=server_env(cwd.parent / "data"),
+        env=server_env(data_dir or cwd.parent / "data"),
     )
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tools import protected
 from tools.changes import diagnostics, failures
 from tools.changes.changeset import ChangeSet, FileChange, PreparedChange
 from tools.changes.diff import (
@@ -163,18 +164,32 @@ async def _ask(
     title: str,
     ask_metadata: dict[str, Any],
 ) -> None:
+    # A config, tool or hook file (tools.protected): asked every time, never "always".
+    targets = [c.path for c in changeset.changes] + [
+        c.move_to for c in changeset.changes if c.move_to
+    ]
+    guarded = protected.protected_changes(targets, ctx.host)
+    extra: dict[str, Any] = {}
+    if guarded:
+        extra["protected"] = [
+            {"relativePath": relative(path, ctx.worktree), "reason": why}
+            for path, why in guarded.items()
+        ]
+        title = f"{title}. {protected.ALTERS}"
     await ctx.ask(
         "edit",
         ask_patterns(changeset, ctx.worktree),
-        ["*"],
+        [] if guarded else ["*"],
         {
             "diff": "\n".join(trim_diff(d.unified) for d in described if d.unified),
             # The exact change, so a client can preview the proposed text, not rebuild it.
             "edit": {"documentChanges": [dc for d in described for dc in d.document_changes]},
             "files": [d.entry(ctx.worktree) for d in described],
             **ask_metadata,
+            **extra,
         },
         title=title,
+        force=bool(guarded),
     )
 
 
@@ -216,10 +231,13 @@ class DiagnosticsWatch:
 # --- 4. write ---------------------------------------------------------------------------------
 
 
-def disk_transaction(changeset: ChangeSet, skip: frozenset[Path], check: Any) -> Transaction:
+def disk_transaction(
+    changeset: ChangeSet, skip: frozenset[Path], check: Any, real: Any = None
+) -> Transaction:
     """Write every changed file but ``skip``, then delete (so a crash part way loses no
-    content).  The committed transaction is returned so that it can still be undone."""
-    transaction = Transaction(check)
+    content).  The committed transaction is returned so that it can still be undone.
+    ``real``: where each path was checked to be (``ctx.real``), which is what is touched."""
+    transaction = Transaction(check, real)
     originals, finals = changeset.originals(), changeset.finals()
     for path, final in finals.items():
         if final is None or path in skip:
@@ -284,7 +302,9 @@ async def _write(
     through_editor = editor_changes(ctx, changeset, described)
     skip = frozenset(p.change.path for p in through_editor)
     try:
-        transaction = await ctx.run_blocking(disk_transaction, changeset, skip, ctx.abort.check)
+        transaction = await ctx.run_blocking(
+            disk_transaction, changeset, skip, ctx.abort.check, ctx.real
+        )
     except TransactionFailed as error:
         if patch:
             raise ToolError(failures.patch_transaction_failed(error, ctx.worktree)) from error

@@ -24,7 +24,7 @@ toolhost.list = function(...)
   lists = lists + 1
   return list(...)
 end
-toolhost.setup({ cmd = T.toolhost })
+toolhost.setup({ cmd = T.toolhost, trust = "trusted" })
 require("avante.config").setup({ provider = "openai" })
 require("toolhost.integrations.avante").setup()
 
@@ -140,6 +140,10 @@ T.test("an edit asks toolhost's review; a rejection reaches avante as the error"
 end)
 
 T.test("a new custom tool appears in avante after tools/listChanged", function()
+  -- New tool code waits for a person's yes (toolhost asks, as for an edit).
+  local asked = T.answer_prompts(function()
+    return "Allow once"
+  end)
   T.write(
     root .. "/.opencode/tools/shout.py",
     table.concat({
@@ -159,6 +163,7 @@ T.test("a new custom tool appears in avante after tools/listChanged", function()
   T.wait(function()
     return find("toolhost_shout") ~= nil
   end, "toolhost_shout among avante's tools", 20000)
+  T.ok(#asked >= 1, "the person was asked to accept the new tool file")
   local result, err = use("toolhost_shout", { word = "hey" })
   T.eq(err, nil, "shout error")
   T.eq(result, "HEY", "shout result")

@@ -17,7 +17,7 @@ local root = T.project("codecompanion", {
 })
 vim.cmd.cd(root)
 
-require("toolhost").setup({ cmd = T.toolhost })
+require("toolhost").setup({ cmd = T.toolhost, trust = "trusted" })
 require("codecompanion").setup({
   adapters = {
     http = {
@@ -103,6 +103,10 @@ T.test("a chat calls toolhost_read and toolhost_edit and gets the results back",
 end)
 
 T.test("a new custom tool joins codecompanion's tools after tools/listChanged", function()
+  -- New tool code waits for a person's yes (toolhost asks, as for an edit).
+  local asked = T.answer_prompts(function()
+    return "Allow once"
+  end)
   T.write(
     root .. "/.opencode/tools/shout.py",
     table.concat({
@@ -123,6 +127,7 @@ T.test("a new custom tool joins codecompanion's tools after tools/listChanged", 
   T.wait(function()
     return tools_config.toolhost_shout ~= nil
   end, "toolhost_shout in codecompanion's tools", 20000)
+  T.ok(#asked >= 1, "the person was asked to accept the new tool file")
   T.ok(vim.tbl_contains(tools_config.groups.toolhost.tools, "toolhost_shout"), "in the group")
   local tool = require("codecompanion.interactions.chat.tools").resolve(tools_config.toolhost_shout)
   local output

@@ -25,6 +25,7 @@ test('initialize advertises exactly the requests the extension answers', () => {
   });
   assert.deepEqual(params.initializationOptions.diagnostics, { waitMs: 1234 });
   assert.deepEqual(params.initializationOptions.config, {});
+  assert.equal(params.initializationOptions.trusted, true);
   assert.equal(params.rootUri, s.uri('').toString().replace(/\/$/, ''));
 });
 

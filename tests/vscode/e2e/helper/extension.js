@@ -51,6 +51,9 @@ async function step(name, fn) {
 async function activate() {
   if (!MARKER) return;
   log({ event: 'helper-activated', vscode: vscode.version });
+  if (process.env.TOOLHOST_E2E_SCENARIO === 'restricted') {
+    return require('./restricted').run({ step, log, sleep, waitFor });
+  }
   const folder = vscode.workspace.workspaceFolders[0].uri;
   const file = (name) => vscode.Uri.joinPath(folder, name);
   const disk = (name) => fs.readFileSync(path.join(folder.fsPath, name), 'utf8');
