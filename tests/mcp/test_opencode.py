@@ -106,7 +106,11 @@ def test_opencode_calls_toolhost_read_and_edit_over_mcp(
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     target = project / "greet.py"
     target.write_text("def greet():\n    return 'hi'\n")
-    (project / "opencode.json").write_text(json.dumps(project_config(model)))
+    # The user's own OpenCode config (a project opencode.json would be the folder's own
+    # config, which toolhost serves restricted until the folder is trusted).
+    global_config = home / ".config" / "opencode" / "opencode.json"
+    global_config.parent.mkdir(parents=True)
+    global_config.write_text(json.dumps(project_config(model)))
     model.steps = [
         ToolCall("toolhost_read", {"filePath": str(target)}),
         ToolCall(
@@ -128,7 +132,7 @@ def test_opencode_calls_toolhost_read_and_edit_over_mcp(
     log = done.stderr[-6000:]
     assert done.returncode == 0, log
     assert "The greeting now says hello." in done.stdout
-    assert target.read_text() == "def greet():\n    return 'hello'\n"
+    assert target.read_text() == "def greet():\n    return 'hello'\n", log
 
     assert len(model.requests) == 3, log
     offered = tool_names(model.requests[0])

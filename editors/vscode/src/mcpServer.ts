@@ -32,6 +32,12 @@ type McpStdioDefinitionClass = new (
 
 /** The MCP registration API of this VS Code, or undefined when it has none. */
 export function mcpApi(): { lm: McpApi; Definition: McpStdioDefinitionClass } | undefined {
+  // 1.100 has a proposed form of the API whose provider breaks the workbench's tool
+  // list (seen in code-server 4.100.3): only the final API (1.101+) is used.
+  const [major, minor] = vscode.version.split('.').map((part) => parseInt(part, 10));
+  if (!(major > 1 || (major === 1 && minor >= 101))) {
+    return undefined;
+  }
   const lm = vscode.lm as unknown as Record<string, unknown> | undefined;
   const host = vscode as unknown as Record<string, unknown>;
   if (!lm || !('registerMcpServerDefinitionProvider' in lm) || !('McpStdioServerDefinition' in host)) {

@@ -1091,6 +1091,7 @@ class McpStdioServerDefinition {
   }
 }
 function enableMcpApi() {
+  api.version = '1.101.0';
   lm.registerMcpServerDefinitionProvider = (id, provider) => {
     mcpProviders.set(id, provider);
     return new Disposable(() => mcpProviders.delete(id));
