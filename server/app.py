@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from server.attach.listener import AttachListener
     from server.state import ServerState
 
 log = logging.getLogger("toolhost.server")
@@ -58,6 +59,8 @@ class ToolhostServer(LanguageServer):
         self.lock: LockKeeper | None = None
         # toolhost serve --trusted: the person who started it trusts the folder.
         self.trusted_by_cli = False
+        # Over stdio: the socket ``toolhost mcp`` attaches through (server.attach).
+        self.attach: AttachListener | None = None
 
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.initialize_params = params
@@ -142,9 +145,11 @@ def create_server() -> ToolhostServer:
             asyncio.get_running_loop().call_soon(settle_memory)  # after the answer is sent
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls: ToolhostServer, params: types.InitializedParams) -> None:
+    async def initialized(ls: ToolhostServer, params: types.InitializedParams) -> None:
         """LSP handler for initialized: load the tools while the client settles."""
         _ = ls.state
+        if ls.attach is not None:
+            await ls.attach.start()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: ToolhostServer, params: Any) -> None:
@@ -202,11 +207,14 @@ def create_server() -> ToolhostServer:
 
 
 async def serve_stdio(server: ToolhostServer) -> None:
+    from server.attach.listener import AttachListener
     from server.stdio import open_stdio, private_stdio
 
     stdin, stdout = private_stdio()
+    server.attach = AttachListener(server)
     reader, writer = await open_stdio(stdin, stdout, server.protocol)
     await reader.closed
+    server.attach.close()
     await server.protocol.wind_down(WIND_DOWN_SECONDS)
     server.stop_state()
     await writer.drain()

@@ -5,6 +5,7 @@
     toolhost run TOOL 'JSON-ARGS' [--cwd DIR] [--json] [--yes] [--trusted]
     toolhost trust [--cwd DIR] [--revoke]
     toolhost doctor [--json] [--cwd DIR]
+    toolhost mcp [--cwd DIR] [--no-attach] [--list-editors [--json]]
 
 ``list`` and ``run`` read the config files and load the custom tools of ``--cwd`` (the
 worktree) as the server does; ``list`` ends with a line per file that could not be
@@ -110,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="check what works here (the sandbox first)")
     doctor.add_argument("--json", action="store_true", help="print {checks: [{name, ok, detail}]}")
     doctor.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
+    from server.mcp.main import add_arguments
+
+    add_arguments(commands.add_parser("mcp", help="serve the tools to an MCP host over stdio"))
     return parser
 
 
@@ -128,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args)
     if args.command == "list":
         return list_tools(args)
+    if args.command == "mcp":
+        from server.mcp.main import main as mcp_main
+
+        return mcp_main(args)
     if args.command == "trust":
         return trust_folder(args)
     if args.command == "doctor":

@@ -17,15 +17,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from server.options import InitOptions, parse_options
+from server.threads import in_daemon_thread
 from server.watch import PollingWatcher
 from tools.config.files import LoadedConfig, config_paths
 from tools.config.loosening import held, loosenings
@@ -50,8 +50,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolhost.server")
 
-T = TypeVar("T")
-
 LIST_CHANGED = "tools/listChanged"
 CONFIG, CUSTOM = "config", "custom"
 
@@ -65,38 +63,6 @@ def pending_notice(change: str) -> str:
         f"toolhost: a change on disk that allows more is waiting for your yes ({change}). "
         "It is not in force; its restrictions are."
     )
-
-
-async def in_daemon_thread(fn: Callable[[], T]) -> T:
-    """``fn()`` in a daemon thread, awaited.
-
-    Not ``asyncio.to_thread``: loading custom tools may run npm for minutes, and
-    ``asyncio.run`` waits for its executor's threads before the process may exit.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: T | None, error: BaseException | None) -> None:
-        if future.done():  # the awaiting task was cancelled
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)  # type: ignore[arg-type]
-
-    def work() -> None:
-        result: T | None = None
-        error: BaseException | None = None
-        try:
-            result = fn()
-        except BaseException as raised:  # handed to the awaiting task
-            error = raised
-        # RuntimeError: the loop has closed, so nobody is waiting any more.
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(settle, result, error)
-
-    threading.Thread(target=work, name=f"toolhost-{fn.__name__}", daemon=True).start()
-    return await future
 
 
 @dataclass
@@ -118,6 +84,8 @@ class ServerState:
     _asking: asyncio.Task[None] | None = field(default=None, repr=False)
     _first_apply: bool = field(default=True, repr=False)
     _logged: set[ConfigProblem] = field(default_factory=set, repr=False)
+    # Also told when the list changes: the clients attached over the socket (server.attach).
+    listeners: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     @classmethod
     def build(cls, raw_options: Any, worktree: Path, trusted_by_cli: bool = False) -> ServerState:
@@ -211,6 +179,8 @@ class ServerState:
         if self._server is not None:
             log.info("config or custom tools changed on disk: sending %s", LIST_CHANGED)
             self._server.protocol.notify(LIST_CHANGED, {})
+            for listener in self.listeners:
+                listener()
 
     async def reload_config(self) -> None:
         """Read the config files again now (after toolhost itself changed one)."""

@@ -13,6 +13,7 @@ import { StatusItem } from './common/status';
 import { DiagnosticsFamily } from './diagnostics';
 import { EditsFamily } from './edits';
 import { registerLanguageModelTools } from './lmTools';
+import { registerMcpServer } from './mcpServer';
 import { LspFamily } from './lsp';
 import { PermissionsFamily, ProposedDocuments } from './permissions';
 import { ProgressFamily } from './progress';
@@ -55,6 +56,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi {
     manager.onDidChangeTools(() => void api.listTools().catch(() => undefined)),
     ...registerCommands(manager, api, results),
     ...registerLanguageModelTools(api, contributed),
+    ...registerMcpServer(manager),
     onDidChangeRestartSetting((setting) => manager.restart(`${setting} changed`)),
     ...watchTrust(manager),
   );

@@ -14,6 +14,7 @@ import { PROPOSED_SCHEME } from './common/constants';
 import { errorText, traceInfo, traceWarn } from './common/logging';
 import { RequestFamily } from './common/server';
 import { getSettings } from './common/settings';
+import { skipReview } from './confirmed';
 import { findOpenDocument } from './edits';
 import { applyHunks, applyTextEdits, FileDiff, hunkSides, parseUnifiedDiff, TextEdit } from './diffs';
 import { PermissionAsk, PermissionReply } from './types';
@@ -66,6 +67,10 @@ export class PermissionsFamily implements RequestFamily {
   }
 
   async ask(params: PermissionAsk, token?: CancellationToken): Promise<PermissionReply> {
+    if (skipReview(params.callID)) {
+      traceInfo(`permission/ask ${params.tool}: VS Code confirmed this call already; allowed once`);
+      return { reply: 'once' };
+    }
     const style = getSettings().prompts;
     const files = style !== 'notification' && params.permission === 'edit' ? await this.preview(params) : [];
     try {

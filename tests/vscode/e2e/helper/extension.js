@@ -75,7 +75,12 @@ async function activate() {
     const text = result.content
       .map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : ''))
       .join('');
-    return { names, text };
+    // What this VS Code offers for toolhost's MCP server (mcpServer.ts feature-detects it).
+    const mcpApi = typeof vscode.lm.registerMcpServerDefinitionProvider;
+    const when = Object.fromEntries(
+      toolhost.packageJSON.contributes.languageModelTools.map((t) => [t.name, t.when]),
+    );
+    return { names, text, mcpApi, version: vscode.version, when };
   });
 
   await step('read-unsaved', async () => {
