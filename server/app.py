@@ -24,8 +24,12 @@ from server.documents import Documents, uri_to_path
 from server.protocol import ToolhostProtocol
 
 if TYPE_CHECKING:
+    from server.lockkeeper import LockKeeper
+
+if TYPE_CHECKING:
     from types import ModuleType
 
+    from server.attach.listener import AttachListener
     from server.state import ServerState
 
 log = logging.getLogger("toolhost.server")
@@ -51,10 +55,20 @@ class ToolhostServer(LanguageServer):
         self.initialize_params: types.InitializeParams | None = None
         self.worktree = Path.cwd()
         self._state: ServerState | None = None
+        # An attachable (--tcp/--ws) sidecar's lock file, kept up to date.
+        self.lock: LockKeeper | None = None
+        # toolhost serve --trusted: the person who started it trusts the folder.
+        self.trusted_by_cli = False
+        # Over stdio: the socket ``toolhost mcp`` attaches through (server.attach).
+        self.attach: AttachListener | None = None
 
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.initialize_params = params
         self.worktree = worktree_of(params)
+        if self.lock is not None:
+            folders = [self.worktree, *workspace_paths(params)]
+            editor = params.client_info.name if params.client_info else None
+            self.lock.initialized(list(dict.fromkeys(folders)), editor)
 
     @property
     def state(self) -> ServerState:
@@ -65,7 +79,7 @@ class ToolhostServer(LanguageServer):
             from server.state import ServerState
 
             self._state = ServerState.build(
-                self.initialize_params.initialization_options, self.worktree
+                self.initialize_params.initialization_options, self.worktree, self.trusted_by_cli
             )
             if self.owns_process:
                 settle_memory()
@@ -82,6 +96,12 @@ class ToolhostServer(LanguageServer):
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log only: a server fault is answered in its response, never as a pop-up."""
         log.error("%s: %s", getattr(source, "__name__", source), error)
+
+
+def workspace_paths(params: types.InitializeParams) -> list[Path]:
+    """Every workspace folder the client named, as paths."""
+    paths = [uri_to_path(folder.uri) for folder in params.workspace_folders or []]
+    return [Path(path) for path in paths if path]
 
 
 def worktree_of(params: types.InitializeParams) -> Path:
@@ -125,9 +145,11 @@ def create_server() -> ToolhostServer:
             asyncio.get_running_loop().call_soon(settle_memory)  # after the answer is sent
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls: ToolhostServer, params: types.InitializedParams) -> None:
+    async def initialized(ls: ToolhostServer, params: types.InitializedParams) -> None:
         """LSP handler for initialized: load the tools while the client settles."""
         _ = ls.state
+        if ls.attach is not None:
+            await ls.attach.start()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: ToolhostServer, params: Any) -> None:
@@ -185,18 +207,32 @@ def create_server() -> ToolhostServer:
 
 
 async def serve_stdio(server: ToolhostServer) -> None:
+    from server.attach.listener import AttachListener
     from server.stdio import open_stdio, private_stdio
 
     stdin, stdout = private_stdio()
+    server.attach = AttachListener(server)
     reader, writer = await open_stdio(stdin, stdout, server.protocol)
     await reader.closed
+    server.attach.close()
     await server.protocol.wind_down(WIND_DOWN_SECONDS)
     server.stop_state()
     await writer.drain()
 
 
-def run(server: ToolhostServer, transport: str, host: str = "", port: int = 0) -> int:
-    """Serve until ``exit`` or end of input; the process exit code."""
+def run(
+    server: ToolhostServer,
+    transport: str,
+    host: str = "",
+    port: int = 0,
+    *,
+    origins: tuple[str, ...] = (),
+) -> int:
+    """Serve until ``exit`` or end of input; the process exit code.
+
+    ``--tcp`` and ``--ws`` get a fresh token, written to the lock file once they
+    listen (``server.lockkeeper``); ``origins``: browser origins a WebSocket may come from.
+    """
     from server.logs import forward_to_client
 
     server.owns_process = True
@@ -207,11 +243,20 @@ def run(server: ToolhostServer, transport: str, host: str = "", port: int = 0) -
         loop.call_later(GC_FALLBACK_SECONDS, gc.enable)  # in case initialize never comes
         if transport == "stdio":
             await serve_stdio(server)
-        else:
-            from server import sockets
+            return
+        from server import sockets
+        from server.lockfile import new_token
+        from server.lockkeeper import LockKeeper
 
-            serve = sockets.serve_tcp if transport == "tcp" else sockets.serve_ws
-            await serve(server.protocol, host, port)
+        token = new_token()
+        server.lock = LockKeeper(token, "tcp" if transport == "tcp" else "ws")
+        announce = server.lock.listening
+        if transport == "tcp":
+            await sockets.serve_tcp(server.protocol, host, port, token=token, announce=announce)
+        else:
+            await sockets.serve_ws(
+                server.protocol, host, port, token=token, origins=origins, announce=announce
+            )
 
     try:
         asyncio.run(main())
@@ -222,4 +267,7 @@ def run(server: ToolhostServer, transport: str, host: str = "", port: int = 0) -
         return exit.code if isinstance(exit.code, int) else 1
     except KeyboardInterrupt:
         return 130
+    finally:
+        if server.lock is not None:
+            server.lock.remove()
     return 0

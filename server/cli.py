@@ -1,13 +1,20 @@
 """``toolhost``: serve the tools to an editor, list them, or run one from a shell.
 
-    toolhost serve [--stdio | --tcp HOST:PORT | --ws HOST:PORT]
-    toolhost list [--model PROVIDER/MODEL] [--agent NAME] [--json] [--cwd DIR]
-    toolhost run TOOL 'JSON-ARGS' [--cwd DIR] [--json] [--yes]
+    toolhost serve [--stdio | --tcp HOST:PORT | --ws HOST:PORT] [--trusted]
+    toolhost list [--model PROVIDER/MODEL] [--agent NAME] [--json] [--cwd DIR] [--trusted]
+    toolhost run TOOL 'JSON-ARGS' [--cwd DIR] [--json] [--yes] [--trusted]
+    toolhost trust [--cwd DIR] [--revoke]
     toolhost doctor [--json] [--cwd DIR]
+    toolhost mcp [--cwd DIR] [--no-attach] [--list-editors [--json]]
 
 ``list`` and ``run`` read the config files and load the custom tools of ``--cwd`` (the
 worktree) as the server does; ``list`` ends with a line per file that could not be
-used, and marks custom tools (and the built-ins they replace).
+used or was ignored (and why), and marks custom tools (and the built-ins they replace).
+
+A folder whose own config or tool files were never trusted (``tools.trust``) is
+served restricted: its config only restricts, its tools are not loaded, and every
+tool but the read-only ones asks.  ``--trusted`` trusts it for one command;
+``toolhost trust`` records it as trusted (until one of those files changes).
 
 ``doctor`` lists what works here for that project (tools/doctor.py): the sandbox and
 what the kernel enforces, the config, the programs the tools need.
@@ -64,7 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
     where.add_argument("--tcp", type=parse_address, metavar="HOST:PORT", help="listen on TCP")
     where.add_argument("--ws", type=parse_address, metavar="HOST:PORT", help="listen on WebSocket")
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="with --ws: a browser origin (e.g. https://app.example) that may connect; "
+        "upgrades from any other origin are refused",
+    )
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    _trusted_flag(serve)
 
     listing = commands.add_parser("list", help="print the tools a model is offered")
     listing.add_argument("--model", metavar="PROVIDER/MODEL", help="filter for this model")
@@ -76,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("--json", action="store_true", help="print the tools/list result")
     listing.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
+    _trusted_flag(listing)
 
     run = commands.add_parser("run", help="run one tool and print its output")
     run.add_argument("tool", help="tool id, e.g. read")
@@ -83,11 +100,30 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
     run.add_argument("--json", action="store_true", help="print the whole ToolResult")
     run.add_argument("--yes", action="store_true", help="approve every permission ask")
+    _trusted_flag(run)
+
+    trusting = commands.add_parser(
+        "trust", help="trust a folder's own config and tool files (until one changes)"
+    )
+    trusting.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
+    trusting.add_argument("--revoke", action="store_true", help="forget the folder instead")
 
     doctor = commands.add_parser("doctor", help="check what works here (the sandbox first)")
     doctor.add_argument("--json", action="store_true", help="print {checks: [{name, ok, detail}]}")
     doctor.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
+    from server.mcp.main import add_arguments
+
+    add_arguments(commands.add_parser("mcp", help="serve the tools to an MCP host over stdio"))
     return parser
+
+
+def _trusted_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--trusted",
+        action="store_true",
+        help="trust the folder: its own config may loosen the rules and its tools load "
+        "(an editor that says it does not trust the folder still wins)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args)
     if args.command == "list":
         return list_tools(args)
+    if args.command == "mcp":
+        from server.mcp.main import main as mcp_main
+
+        return mcp_main(args)
+    if args.command == "trust":
+        return trust_folder(args)
     if args.command == "doctor":
         return run_doctor(args)
     return run_tool(args)
@@ -124,7 +166,9 @@ def serve(args: argparse.Namespace) -> int:
             )
     from server.app import create_server, run
 
-    return run(create_server(), transport, *address)
+    server = create_server()
+    server.trusted_by_cli = args.trusted
+    return run(server, transport, *address, origins=tuple(args.allow_origin))
 
 
 def list_tools(args: argparse.Namespace) -> int:
@@ -137,7 +181,10 @@ def list_tools(args: argparse.Namespace) -> int:
             return _usage(f"--model must be PROVIDER/MODEL, e.g. openai/gpt-5 (got {args.model!r})")
     from tools.worktree import open_worktree, problem_lines, problems
 
-    host, loaded = open_worktree(_directory(args.cwd))
+    _recover()
+    directory = _directory(args.cwd)
+    trust = _trust(directory, args.trusted)
+    host, loaded = open_worktree(directory, trusted=trust.trusted)
     try:
         tools = host.offered(
             model=model, capabilities=EditorBridge().capabilities(), agent=args.agent
@@ -148,6 +195,8 @@ def list_tools(args: argparse.Namespace) -> int:
                 "tools": [tool.to_wire() for tool in tools],
                 "overridden": sorted(host.registry.overridden),
                 "problems": [problem.to_json() for problem in found],
+                "trusted": trust.trusted,
+                "trust": trust.reason,
             }
             print(json.dumps(listing, indent=2))
             return 0
@@ -155,6 +204,8 @@ def list_tools(args: argparse.Namespace) -> int:
         for tool in tools:
             first_line = tool.description.strip().splitlines()[0] if tool.description else ""
             print(f"{tool.id:<{width}}  {first_line}{_origin(host, tool.id)}")
+        if not trust.trusted:
+            print(f"\nthis folder is not trusted: {trust.reason}")
         if found:
             print()
             for line in problem_lines(loaded, host):
@@ -182,8 +233,13 @@ def run_tool(args: argparse.Namespace) -> int:
     from tools.editor import EditorBridge
     from tools.worktree import open_worktree, problem_lines
 
+    _recover()
+    directory = _directory(args.cwd)
+    trust = _trust(directory, args.trusted)
+    if not trust.trusted:
+        print(f"toolhost: warning: this folder is not trusted: {trust.reason}", file=sys.stderr)
     # Each run is a fresh session, so "read the file first" could never be satisfied.
-    host, loaded = open_worktree(_directory(args.cwd), read_before_write=False)
+    host, loaded = open_worktree(directory, trusted=trust.trusted, read_before_write=False)
     for line in problem_lines(loaded, host):
         print(f"toolhost: warning: {line}", file=sys.stderr)
     try:
@@ -208,6 +264,37 @@ def run_doctor(args: argparse.Namespace) -> int:
     else:
         print(doctor.format_text(checks))
     return 0 if all(c.ok for c in checks) else 1
+
+
+def trust_folder(args: argparse.Namespace) -> int:
+    from tools import trust
+
+    directory = _directory(args.cwd)
+    if args.revoke:
+        known = trust.revoke(directory)
+        print(f"{directory} is {'no longer' if known else 'not'} trusted")
+        return 0
+    names = trust.trust(directory)
+    listed = ", ".join(names) if names else "none yet"
+    print(
+        f"trusted {directory} with its config and tool files ({listed}); a change to any "
+        "of them needs trusting again"
+    )
+    return 0
+
+
+def _trust(directory: Path, trusted: bool) -> Any:
+    from tools.trust import decide
+
+    return decide(directory, None, command_line=trusted)
+
+
+def _recover() -> None:
+    """Undo what a killed toolhost left half done, and say so."""
+    from tools.worktree import recover_interrupted_changes
+
+    for line in recover_interrupted_changes():
+        print(f"toolhost: warning: recovery: {line}", file=sys.stderr)
 
 
 def _origin(host: Any, tool_id: str) -> str:

@@ -17,6 +17,7 @@ from server.bridge import LspEditorBridge
 from server.params import parse_execute, parse_list
 from tools.permission import SaveError
 from tools.result import ToolResult
+from tools.worktree import problems
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
@@ -34,7 +35,14 @@ async def tools_list(server: ToolhostServer, raw: Any) -> dict[str, Any]:
         capabilities=bridge.capabilities(),
         agent=params.agent or state.options.agent,
     )
-    return {"tools": [tool.to_wire() for tool in tools]}
+    # What could not be used or was ignored (file, line, key), and whether the folder is
+    # trusted (docs/protocol.md, "Trust and fail-closed config").
+    found = problems(state.loaded, state.host) if state.loaded is not None else []
+    return {
+        "tools": [tool.to_wire() for tool in tools],
+        "problems": [problem.to_json() for problem in found],
+        "trusted": state.trust.trusted,
+    }
 
 
 async def tools_execute(server: ToolhostServer, raw: Any) -> dict[str, Any]:

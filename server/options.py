@@ -7,19 +7,19 @@ more permissive than what the user wrote, because the default config allows edit
 and commands without asking.
 
 The server reads ``config`` again with every config file (``tools.config.files``),
-which reports it and fails closed when it is invalid; ``harden`` then adds what
-could still be read from it (its denies, the tools it switches off), so a typo next
-to a deny never lifts the deny.
+which reports it and fails closed when it is invalid, keeping what could still be
+read from it (its denies, the tools it switches off: ``tools.config.salvage``), so a
+typo next to a deny never lifts the deny.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from server.params import json_type, model_from_wire
-from tools.config.rules import Config, config_from_opencode, fail_closed_rules
+from tools.config.rules import Config, config_from_opencode
 from tools.context import ModelRef
 from tools.permission import Rule, Ruleset, rules_from_config
 
@@ -49,6 +49,12 @@ class InitOptions:
     permission_defaults: tuple[Rule, ...] = ()
     # initializationOptions.config as sent (load_config reads it with the files)
     raw_config: Any = field(default=None, hash=False)
+    # The editor's word on the folder (VS Code workspace trust, Neovim vim.secure);
+    # None: it said nothing, and tools.trust decides.
+    trusted: bool | None = None
+    # The attach token (docs/protocol.md, "Attach"); checked by server.sockets before
+    # this is parsed, kept so it is not reported as unknown.
+    token: str | None = field(default=None, repr=False)
 
 
 def parse_options(raw: Any) -> tuple[InitOptions, list[str]]:
@@ -88,10 +94,23 @@ def parse_options(raw: Any) -> tuple[InitOptions, list[str]]:
             diagnostics_wait_ms=parse_diagnostics_wait(raw.get("diagnostics"), problems),
             config_error=config_error,
             raw_config=raw.get("config"),
+            trusted=parse_trusted(raw.get("trusted"), problems),
+            token=string("token"),
             permission_defaults=parse_permission_defaults(raw.get("permissionDefaults"), problems),
         ),
         problems,
     )
+
+
+def parse_trusted(value: Any, problems: list[str]) -> bool | None:
+    """``trusted``: true or false; anything else counts as not trusted (and is reported)."""
+    if value is None or isinstance(value, bool):
+        return value
+    problems.append(
+        f"initializationOptions.trusted must be true or false, got {json_type(value)}; "
+        "the folder is treated as not trusted"
+    )
+    return False
 
 
 def parse_permission_defaults(raw: Any, problems: list[str]) -> tuple[Rule, ...]:
@@ -182,27 +201,6 @@ def fail_closed_config(raw: Any) -> Config:
     return Config(
         enabled=_switched_off(data),
         rules=[*rules, *rules_from_config(FAIL_CLOSED_RULES), *denies],
-    )
-
-
-def harden(config: Config, raw: Any) -> Config:
-    """``config`` (already failing closed) plus what an invalid ``raw`` config restricts.
-
-    ``load_config`` leaves an invalid source out entirely; this puts back its tools
-    switched off and its readable deny rules, last, so they win.
-    """
-    data = raw if isinstance(raw, Mapping) else {}
-    denies = [rule for rule in _readable_rules(data.get("permission")) if rule.action == "deny"]
-    enabled = dict(config.enabled)
-    for tool_id in _switched_off(data):
-        enabled.pop(tool_id, None)  # re-insert: the last matching key decides
-        enabled[tool_id] = False
-    source_rules = [*config.source_rules, *denies]
-    return replace(
-        config,
-        enabled=enabled,
-        source_rules=source_rules,
-        rules=[*source_rules, *fail_closed_rules(source_rules)],
     )
 
 

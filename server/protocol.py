@@ -8,8 +8,11 @@ keys that are not identifiers, so a tool's arguments could change).  Here
 ======  ==========================================================  ===========
 code    when                                                        id
 ======  ==========================================================  ===========
--32700  bad framing, or a body that is not JSON                     null
+-32700  bad framing, a body that is not JSON, or JSON too deep to    null
+        parse (past Python's recursion limit)
 -32600  JSON that is not a request object (an array, no method...)  the request's, else null
+        or one nested deeper than ``MAX_DEPTH``
+-32002  a request before ``initialize`` (notifications are dropped)  the request's
 -32602  params that do not fit the method                           the request's
 -32601  an unknown method (pygls)                                   the request's
 -32800  a request cancelled with ``$/cancelRequest``                the request's
@@ -40,6 +43,7 @@ from pygls.exceptions import (
     JsonRpcMethodNotFound,
     JsonRpcParseError,
     JsonRpcRequestCancelled,
+    JsonRpcServerNotInitialized,
 )
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import (
@@ -51,6 +55,9 @@ from pygls.protocol.json_rpc import (
 log = logging.getLogger("toolhost.protocol")
 
 PROTOCOL_VERSION = 1
+# Deeper JSON is refused before anything walks it (cattrs, pydantic and json.dumps
+# all recurse); real messages stay far below this.
+MAX_DEPTH = 64
 _PLAIN = (dict, list, str, int, float, bool, type(None))
 
 
@@ -61,6 +68,7 @@ class ToolhostProtocol(LanguageServerProtocol):
         self._outgoing: set[str] = set()  # ids of our requests still awaiting the client
         self._async_handlers: dict[Any, bool] = {}
         self._sends: set[asyncio.Future[Any]] = set()
+        self._initialize_seen = False
 
     # -- intake ---------------------------------------------------------------
 
@@ -68,14 +76,26 @@ class ToolhostProtocol(LanguageServerProtocol):
         """Dispatch one message body; anything malformed is answered, never fatal."""
         try:
             data = json.loads(body)
+        except RecursionError:
+            self.send_error(
+                None,
+                JsonRpcParseError(
+                    f"Parse error: the body is nested too deeply (at most {MAX_DEPTH} levels)"
+                ),
+            )
+            return
         except ValueError as error:  # includes UnicodeDecodeError
             self.send_error(None, JsonRpcParseError(f"Parse error: the body is not JSON ({error})"))
             return
         problem = envelope_problem(data)
+        if problem is None and nested_deeper_than(data, MAX_DEPTH):
+            problem = f"the message is nested too deeply (at most {MAX_DEPTH} levels)"
         if problem is not None:
             self.send_error(request_id(data), JsonRpcInvalidRequest(f"Invalid request: {problem}"))
             return
         method = data.get("method")
+        if method is not None and not self._lifecycle_allows(data):
+            return
         if method is not None and "id" in data:
             if self._shutdown and method != types.EXIT:
                 self.send_error(data["id"], JsonRpcInvalidRequest("The server is shutting down."))
@@ -92,6 +112,31 @@ class ToolhostProtocol(LanguageServerProtocol):
             self.handle_message(message)
         except Exception:  # a fault in one message must not end the session
             log.exception("failed to handle %s", data.get("method") or "a response")
+
+    def _lifecycle_allows(self, data: dict[str, Any]) -> bool:
+        """LSP's rule before ``initialize``: a request is answered -32002 (a ``shutdown``
+        too, so that it cannot end a session that never began), a notification other
+        than ``exit`` is dropped.  True when the message may be dispatched."""
+        method = data["method"]
+        if method == types.INITIALIZE and "id" in data:
+            if self._initialize_seen:
+                self.send_error(
+                    data["id"], JsonRpcInvalidRequest("initialize may be sent only once.")
+                )
+                return False
+            return True  # lsp_initialize marks it seen once its params are understood
+        if self._initialize_seen or method == types.EXIT:
+            return True
+        if "id" in data:
+            self.send_error(
+                data["id"],
+                JsonRpcServerNotInitialized(
+                    f"The server is not initialized yet: send initialize before {method}."
+                ),
+            )
+        else:
+            log.info("dropped %s: it came before initialize", method)
+        return False
 
     def _handle_custom_request(self, msg_id: Any, method: str, params: Any) -> None:
         """toolhost's own methods, without pygls's per-message machinery.
@@ -291,6 +336,7 @@ class ToolhostProtocol(LanguageServerProtocol):
     def lsp_initialize(
         self, params: types.InitializeParams
     ) -> Generator[Any, Any, types.InitializeResult]:
+        self._initialize_seen = True
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"toolhost": {"protocol": PROTOCOL_VERSION}}
         return result
@@ -315,6 +361,20 @@ def envelope_problem(data: Any) -> str | None:
     if "result" not in data and "error" not in data:
         return 'a response needs a "result" or an "error"'
     return None
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """True when arrays and objects in ``value`` nest more than ``limit`` levels (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if not isinstance(item, dict | list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def valid_id(value: Any) -> bool:

@@ -17,62 +17,52 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from server.options import InitOptions, harden, parse_options
+from server.options import InitOptions, parse_options
+from server.threads import in_daemon_thread
 from server.watch import PollingWatcher
 from tools.config.files import LoadedConfig, config_paths
+from tools.config.loosening import held, loosenings
 from tools.config.rules import Config, ConfigProblem
+from tools.custom.discovery import digest
+from tools.errors import ToolError
 from tools.host import ToolHost, new_id
-from tools.worktree import custom_notice, read_config, reload_custom
+from tools.paths import relative
+from tools.permission import PermissionRequest
+from tools.trust import Trust, decide
+from tools.trust import trust as trust_folder
+from tools.worktree import (
+    custom_notice,
+    read_config,
+    recover_interrupted_changes,
+    reload_custom,
+    untrusted_notice,
+)
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
 
 log = logging.getLogger("toolhost.server")
 
-T = TypeVar("T")
-
 LIST_CHANGED = "tools/listChanged"
 CONFIG, CUSTOM = "config", "custom"
 
 
-async def in_daemon_thread(fn: Callable[[], T]) -> T:
-    """``fn()`` in a daemon thread, awaited.
+def _digests(paths: Any) -> dict[Path, str | None]:
+    return {Path(p): digest(Path(p)) for p in paths}
 
-    Not ``asyncio.to_thread``: loading custom tools may run npm for minutes, and
-    ``asyncio.run`` waits for its executor's threads before the process may exit.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
 
-    def settle(result: T | None, error: BaseException | None) -> None:
-        if future.done():  # the awaiting task was cancelled
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)  # type: ignore[arg-type]
-
-    def work() -> None:
-        result: T | None = None
-        error: BaseException | None = None
-        try:
-            result = fn()
-        except BaseException as raised:  # handed to the awaiting task
-            error = raised
-        # RuntimeError: the loop has closed, so nobody is waiting any more.
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(settle, result, error)
-
-    threading.Thread(target=work, name=f"toolhost-{fn.__name__}", daemon=True).start()
-    return await future
+def pending_notice(change: str) -> str:
+    return (
+        f"toolhost: a change on disk that allows more is waiting for your yes ({change}). "
+        "It is not in force; its restrictions are."
+    )
 
 
 @dataclass
@@ -80,26 +70,40 @@ class ServerState:
     options: InitOptions
     host: ToolHost
     session_id: str  # for calls that name no session
+    trust: Trust = field(default_factory=lambda: Trust(True, "", "nothing to trust"))
     loaded: LoadedConfig | None = None
     _server: ToolhostServer | None = field(default=None, repr=False)
     _loading: asyncio.Task[None] | None = field(default=None, repr=False)
     _watcher: PollingWatcher | None = field(default=None, repr=False)
     _shown: set[str] = field(default_factory=set, repr=False)  # notices on screen
+    # The config a person accepted (the first load, or a change they said yes to), the
+    # digests of its files, and what waits for their yes (for the notices).
+    accepted: Config | None = None
+    pending_change: str | None = None
+    _accepted_files: dict[Path, str | None] = field(default_factory=dict, repr=False)
+    _asking: asyncio.Task[None] | None = field(default=None, repr=False)
+    _first_apply: bool = field(default=True, repr=False)
     _logged: set[ConfigProblem] = field(default_factory=set, repr=False)
+    # Also told when the list changes: the clients attached over the socket (server.attach).
+    listeners: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     @classmethod
-    def build(cls, raw_options: Any, worktree: Path) -> ServerState:
+    def build(cls, raw_options: Any, worktree: Path, trusted_by_cli: bool = False) -> ServerState:
         options, problems = parse_options(raw_options)
         for problem in problems:
             if problem != options.config_error:  # load_config reports that one
                 log.warning("%s", problem)
+        # Decided once, at start (tools.trust): the editor's word, --trusted, else the store.
+        trust = decide(worktree, options.trusted, trusted_by_cli)
+        log.info("folder %s: %s", "trusted" if trust else "not trusted", trust.reason)
         # Calls wait for ready() (the files read), so no call runs under this config.
         host = ToolHost(
             worktree,
             config=options.config,
             permission_defaults=list(options.permission_defaults),
+            trusted=trust.trusted,
         )
-        return cls(options, host, options.session_id or new_id("ses"))
+        return cls(options, host, options.session_id or new_id("ses"), trust=trust)
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -131,14 +135,28 @@ class ServerState:
             self._watcher = None
         if self._loading is not None and not self._loading.done():
             self._loading.cancel()
+        if self._asking is not None and not self._asking.done():
+            self._asking.cancel()
         self.host.close()
 
     # -- loading --------------------------------------------------------------
 
     async def _load(self) -> None:
+        # A change a killed sidecar left half done is undone before any call runs.
+        for line in await in_daemon_thread(recover_interrupted_changes):
+            log.warning("recovery: %s", line)
+            if self._server is not None:
+                self._server.window_show_message(
+                    types.ShowMessageParams(
+                        type=types.MessageType.Warning, message=f"toolhost: {line}"
+                    )
+                )
         config = in_daemon_thread(self._read_config)
         custom = in_daemon_thread(self._reload_custom)
         loaded, _ = await asyncio.gather(config, custom)
+        # What this start loaded is what the person opened; from now on, a change that
+        # loosens anything (or new tool code) waits for their yes.
+        self.host.custom.hold_changes()
         self._apply(loaded)
         self._report()
         log.info("serving %s (%d tools)", self.host.worktree, len(self.host.registry.tools))
@@ -149,42 +167,159 @@ class ServerState:
         if CONFIG in groups:
             changed |= self._apply(await in_daemon_thread(self._read_config))
         if CUSTOM in groups:
-            changed |= await in_daemon_thread(self._reload_custom)
+            changed |= await in_daemon_thread(self._reload_custom)  # removals apply at once
+            held = await in_daemon_thread(self.host.custom.held)
+            if held:
+                self._ask_later(self._accept_tools(held))
         self._report()
-        if changed and self._server is not None:
+        if changed:
+            self._list_changed()
+
+    def _list_changed(self) -> None:
+        if self._server is not None:
             log.info("config or custom tools changed on disk: sending %s", LIST_CHANGED)
             self._server.protocol.notify(LIST_CHANGED, {})
+            for listener in self.listeners:
+                listener()
 
     async def reload_config(self) -> None:
         """Read the config files again now (after toolhost itself changed one)."""
         await self._changed({CONFIG})
 
     def _read_config(self) -> LoadedConfig:
-        return read_config(self.host.worktree, self.options.raw_config)
+        return read_config(self.host.worktree, self.options.raw_config, trusted=self.trust.trusted)
 
     def _reload_custom(self) -> bool:
         return reload_custom(self.host)
 
     def _apply(self, loaded: LoadedConfig) -> bool:
-        """Use ``loaded``; True when the effective config changed."""
-        config: Config = loaded.config
-        if self.options.config_error:  # keep the invalid init config's denies
-            config = harden(config, self.options.raw_config)
-        changed = self.loaded is None or config != self.host.config
+        """Use ``loaded``, unless it loosens what was accepted; True when the config in
+        force changed.
+
+        The first load is accepted as it is.  Later, a config that only tightens (or
+        is failing closed: a broken file) applies at once; one that loosens anything
+        is held (``tools.config.loosening.held``: the accepted config plus the new
+        one's restrictions) until a person accepts it (``_accept_config``).
+        """
+        new: Config = loaded.config
         self.loaded = loaded
+        if self.accepted is None:
+            self._accept(new, loaded)
+            config = new
+        else:
+            loosens = loosenings(self.accepted, new, [t.id for t in self.host.registry.tools])
+            if not loosens:
+                if self._asking is not None and not self._asking.done():
+                    self._asking.cancel()  # what it asked about is no longer on disk
+                    self.pending_change = None
+                if not new.failing_closed:
+                    self._accept(new, loaded)
+                config = new if not new.failing_closed else held(self.accepted, new)
+            else:
+                config = held(self.accepted, new)
+                if not new.failing_closed:  # a broken file is reported, not offered
+                    self._ask_later(self._accept_config(new, loaded, loosens))
+        changed = config != self.host.config or self._first_apply
+        self._first_apply = False
         self.host.set_config(config)
         return changed
+
+    def _accept(self, config: Config, loaded: LoadedConfig) -> None:
+        self.accepted = config
+        self._accepted_files = _digests(loaded.files)
+        self.pending_change = None
+
+    def _ask_later(self, asking: Any) -> None:
+        """Ask in the background (a person may take minutes); a newer change cancels it."""
+        if self._asking is not None and not self._asking.done():
+            self._asking.cancel()
+        self._asking = asyncio.get_running_loop().create_task(asking, name="toolhost-accept")
+
+    async def _accept_config(self, new: Config, loaded: LoadedConfig, loosens: list[str]) -> None:
+        changed = [p for p, d in _digests(loaded.files).items() if self._accepted_files.get(p) != d]
+        changed += [p for p in self._accepted_files if p not in loaded.files]
+        files = [relative(p, self.host.worktree) for p in dict.fromkeys(changed)] or ["config"]
+        self.pending_change = f"{', '.join(files)}: {'; '.join(loosens)}"
+        title = (
+            f"The config on disk changed ({', '.join(files)}) and now allows more: "
+            f"{'; '.join(loosens)}. Apply it? Until you do, the config you had stays in "
+            "force, with the new restrictions added."
+        )
+        if await self._ask_person("config", files, title, {"files": files, "loosens": loosens}):
+            if self.loaded is loaded:  # still what is on disk
+                self._accept(new, loaded)
+                self.host.set_config(new)
+                self._trust_what_was_accepted()
+                log.info("config change accepted: %s", "; ".join(loosens))
+                self._list_changed()
+        else:
+            log.warning("config change not applied (not accepted): %s", "; ".join(loosens))
+        self._report()
+
+    async def _accept_tools(self, held_files: list[Path]) -> None:
+        files = [relative(p, self.host.worktree) for p in held_files]
+        self.pending_change = f"custom tools {', '.join(files)}"
+        title = (
+            f"New or changed custom tool files: {', '.join(files)}. Load them? Loading runs "
+            "their code in toolhost; until you say yes they are not loaded."
+        )
+        if await self._ask_person("config", files, title, {"toolFiles": files}):
+            self.host.custom.accept(held_files)
+            self.pending_change = None
+            if await in_daemon_thread(self._reload_custom):
+                self._trust_what_was_accepted()
+                self._list_changed()
+        else:
+            log.warning("custom tool files not loaded (not accepted): %s", ", ".join(files))
+        self._report()
+
+    async def _ask_person(
+        self, permission: str, patterns: list[str], title: str, metadata: dict[str, Any]
+    ) -> bool:
+        """True when the editor's person said yes; no one to ask is a no."""
+        if self._server is None:
+            return False
+        from server.bridge import LspEditorBridge
+
+        request = PermissionRequest(
+            session_id=self.session_id,
+            call_id=new_id("config"),
+            message_id="",
+            tool="toolhost",
+            permission=permission,
+            patterns=patterns,
+            always=[],
+            title=title,
+            metadata={"configChange": metadata, "protected": True},
+        )
+        try:
+            reply = await LspEditorBridge(self._server, self.options.editor).ask_permission(request)
+        except ToolError as error:
+            log.info("nobody accepted the change: %s", error.message)
+            return False
+        return reply.reply in ("once", "always")
+
+    def _trust_what_was_accepted(self) -> None:
+        """A person accepted the folder's files as they are now: if the trust store is what
+        trusts this folder, it trusts these files from now on."""
+        if self.trust.source in ("store", "nothing to trust"):
+            with contextlib.suppress(OSError):
+                trust_folder(self.host.worktree)
 
     # -- problems -------------------------------------------------------------
 
     def problem_notices(self) -> dict[str, types.MessageType]:
         """Every current problem as one sentence for a person, with its severity."""
         notices: dict[str, types.MessageType] = {}
+        if not self.trust:
+            notices[untrusted_notice(self.trust)] = types.MessageType.Warning
         if self.loaded is not None:
             for notice in self.loaded.notices():
                 notices[notice] = types.MessageType.Error  # the config is failing closed
         for problem in self.host.custom_problems:
             notices[custom_notice(problem)] = types.MessageType.Warning
+        if self.pending_change is not None:
+            notices[pending_notice(self.pending_change)] = types.MessageType.Warning
         return notices
 
     def _report(self) -> None:
@@ -195,7 +330,8 @@ class ServerState:
         problems = set(self.loaded.problems) if self.loaded is not None else set()
         for problem in sorted(problems - self._logged, key=str):
             log.warning(
-                "config: %s (until it is fixed, edits, commands and fetches ask first)", problem
+                "config: %s (until it is fixed, every tool asks first and every denial holds)",
+                problem,
             )
         self._logged = problems
         notices = self.problem_notices()

@@ -3,10 +3,10 @@
 pygls reads stdin through a thread pool, one executor hop per header line.  Here
 stdin is an asyncio pipe (``loop.connect_read_pipe``) and stdout an asyncio write
 transport, so a request costs no thread switch.  ``FrameReader`` cuts the byte
-stream into bodies; a framing fault (no or bad ``Content-Length``, an oversized
-header) is answered through ``Receiver.framing_error`` and the reader
-resynchronises on the next ``Content-Length`` header, so one bad frame never ends
-the session.
+stream into bodies.  Headers are read strictly (only LSP's ``Content-Length`` and
+``Content-Type``, each at most once, in at most 8 KiB); a framing fault is answered
+through ``Receiver.framing_error`` and the reader resynchronises on the next
+well-formed header, so one bad frame never ends the session.
 """
 
 from __future__ import annotations
@@ -19,12 +19,17 @@ import sys
 from typing import BinaryIO, Protocol
 
 HEADER_END = b"\r\n\r\n"
-MAX_HEADER_BYTES = 64 * 1024
+MAX_HEADER_BYTES = 8 * 1024
 MAX_BODY_BYTES = 512 * 1024 * 1024
 CHUNK_BYTES = 64 * 1024
 
-_CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*([^\r\n]*)", re.IGNORECASE)
-_HEADER_LINES = re.compile(rb"(?:[!-9;-~]+[ \t]*:[^\r\n]*\r\n)*")
+# LSP's base protocol has exactly these header fields.
+LSP_HEADERS = frozenset({b"content-length", b"content-type"})
+# One "Name: value" line; the name is an RFC 9110 token.
+_FIELD = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:[ \t]*([^\r\n]*)")
+_LSP_NAME = re.compile(rb"content-(?:length|type)[ \t]*:", re.IGNORECASE)
+
+Fields = dict[bytes, bytes]  # lower-cased header name -> value
 
 
 class Receiver(Protocol):
@@ -39,25 +44,66 @@ class Writer(Protocol):
     def close(self) -> None: ...
 
 
-def parse_header(block: bytes) -> tuple[int | None, str | None, bool]:
-    """``(length, problem, skipped_garbage)`` for one header block ending in CRLF CRLF.
+def read_fields(block: bytes, names: frozenset[bytes] = LSP_HEADERS) -> tuple[Fields, str | None]:
+    """A header block's fields, strictly: every line ``Name: value``, each name one of
+    ``names`` and given once, and exactly one ``Content-Length``.  ``(fields, problem)``."""
+    fields: Fields = {}
+    lines = block.removesuffix(HEADER_END).split(b"\r\n")
+    for line in lines:
+        match = _FIELD.fullmatch(line)
+        if match is None:
+            return fields, f"a header line must be `Name: value`, got {line[:40]!r}"
+        name = match.group(1).lower()
+        if name not in names:
+            shown = match.group(1)[:40].decode("ascii", "replace")
+            allowed = ", ".join(n.decode().title() for n in sorted(names))
+            return fields, f"{shown} is not a header of this protocol (only {allowed})"
+        if name in fields:
+            return fields, f"the {match.group(1).decode()} header appears more than once"
+        fields[name] = match.group(2).strip()
+    if b"content-length" not in fields:
+        return fields, "the message header has no Content-Length"
+    return fields, None
 
-    The last ``Content-Length`` wins, so bytes left over from a broken frame in front
-    of a good header are skipped rather than taken as part of it.
-    """
-    found = None
-    for found in _CONTENT_LENGTH.finditer(block):  # noqa: B007 - we want the last one
-        pass
-    if found is None:
-        return None, "the message header has no Content-Length", False
-    garbage = _HEADER_LINES.fullmatch(block, 0, found.start()) is None
-    value = found.group(1).strip()
-    if not value.isdigit():
-        return None, f"Content-Length must be a number of bytes, got {value[:40]!r}", garbage
+
+def content_length(fields: Fields) -> tuple[int | None, str | None]:
+    value = fields[b"content-length"]
+    if not value.isdigit() or not value.isascii():
+        return None, f"Content-Length must be a number of bytes, got {value[:40]!r}"
     length = int(value)
     if length > MAX_BODY_BYTES:
-        return None, f"Content-Length {length} exceeds the {MAX_BODY_BYTES}-byte limit", garbage
-    return length, None, garbage
+        return None, f"Content-Length {length} exceeds the {MAX_BODY_BYTES}-byte limit"
+    return length, None
+
+
+def parse_header(
+    block: bytes, names: frozenset[bytes] = LSP_HEADERS, *, resync: bool = True
+) -> tuple[int | None, str | None, bool]:
+    """``(length, problem, skipped_garbage)`` for one header block ending in CRLF CRLF.
+
+    The block must be exactly LSP's header fields (``read_fields``).  With ``resync``,
+    bytes glued in front of the first field on its line (the rest of a broken frame)
+    are skipped: parsing restarts where ``Content-Length`` or ``Content-Type`` begins
+    mid-line, so a broken frame costs one message, not every one after it.  A whole
+    line that is not a header never resyncs: a duplicate ``Content-Length`` or an
+    HTTP request line is a fault, not garbage to skip.
+    """
+    length, problem = _strict_length(block, names)
+    if problem is None or not resync:
+        return length, problem, False
+    for found in _LSP_NAME.finditer(block, 1):
+        start = found.start()
+        if block[start - 1 : start] == b"\n":
+            continue  # a line of its own: the block itself is wrong
+        length, again = _strict_length(block[start:], names)
+        if again is None:
+            return length, None, True
+    return None, problem, False
+
+
+def _strict_length(block: bytes, names: frozenset[bytes]) -> tuple[int | None, str | None]:
+    fields, problem = read_fields(block, names)
+    return (None, problem) if problem is not None else content_length(fields)
 
 
 class FrameReader(asyncio.Protocol):
@@ -77,7 +123,10 @@ class FrameReader(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.buffer += data
         while (body := self._next_body()) is not None:
-            self.sink.receive(body)
+            self.deliver(body)
+
+    def deliver(self, body: bytes) -> None:
+        self.sink.receive(body)
 
     def eof_received(self) -> bool:
         if (self.buffer.strip() or self.length is not None) and not self.resyncing:
@@ -93,10 +142,14 @@ class FrameReader(asyncio.Protocol):
         if not self.closed.done():
             self.closed.set_result(None)
 
+    def header(self, block: bytes) -> tuple[int | None, str | None, bool]:
+        """Parse one header block (a subclass may accept more, or less)."""
+        return parse_header(block)
+
     def _next_body(self) -> bytes | None:
         buffer = self.buffer
         while self.length is None:
-            end = buffer.find(HEADER_END)
+            end = buffer.find(HEADER_END, 0, MAX_HEADER_BYTES + len(HEADER_END))
             if end < 0:
                 if len(buffer) > MAX_HEADER_BYTES:
                     self._fault(f"no end of message header within {MAX_HEADER_BYTES} bytes")
@@ -104,10 +157,11 @@ class FrameReader(asyncio.Protocol):
                 return None
             block = bytes(buffer[: end + len(HEADER_END)])
             del buffer[: end + len(HEADER_END)]
-            length, problem, garbage = parse_header(block)
+            length, problem, garbage = self.header(block)
             if problem is not None:
-                # A header without a length right after a fault is that fault's debris.
-                if not (self.resyncing and "no Content-Length" in problem):
+                # A block with no length in it right after a fault is that fault's debris.
+                debris = self.resyncing and b"content-length" not in block.lower()
+                if not debris:
                     self.sink.framing_error(problem)
                 self.resyncing = True
                 continue

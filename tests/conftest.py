@@ -38,13 +38,18 @@ class RecordingEditor(EditorBridge):
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_global_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The global config dir is an empty temp dir, never the developer's own.
+    """The global config, state and runtime dirs are empty temp dirs, never the developer's.
 
     Session-wide, so a module or test that sets its own global dir wins; servers the
     tests spawn inherit the environment.
     """
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+        # The trust store and the lock files of attachable sidecars: never the user's.
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+        runtime = tmp_path_factory.mktemp("xdg-runtime")
+        runtime.chmod(0o700)
+        patch.setenv("XDG_RUNTIME_DIR", str(runtime))
         patch.delenv("OPENCODE_CONFIG_DIR", raising=False)
         yield
 

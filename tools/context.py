@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tools.abort import AbortSignal, run_blocking
 from tools.editor import EditorBridge
+from tools.paths import Pins
 from tools.permission import AlwaysOption, PermissionReply, PermissionRequest
 from tools.prompts import plain_title
 
@@ -43,9 +44,15 @@ class ToolContext:
     model: ModelRef | None = None
     editor: EditorBridge = field(default_factory=EditorBridge)
     abort: AbortSignal = field(default_factory=AbortSignal)
+    # Where each path this call checked really is (tools.paths.Pins): its file I/O goes there.
+    pins: Pins = field(default_factory=Pins)
     _last_update: float = 0.0
     _pending_update: dict[str, Any] | None = None
     _flush_handle: asyncio.TimerHandle | None = None
+
+    def real(self, path: Path) -> Path:
+        """Where ``path`` was checked to be (``pins``), for the call's file I/O."""
+        return self.pins.real(path)
 
     @property
     def session_id(self) -> str:

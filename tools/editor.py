@@ -95,7 +95,10 @@ class EditorBridge:
         saved something else (a format-on-save) sets ``prepared.note``.
         """
         change = prepared.change
-        await ctx.run_blocking(atomic_write, change.path, change.encoded, change.mode)
+        real = ctx.real(change.path)  # where the path was checked to be
+        await ctx.run_blocking(
+            lambda: atomic_write(change.path, change.encoded, change.mode, real=real)
+        )
 
     async def undo_change(
         self, ctx: ToolContext, prepared: PreparedChange, disk_before: bytes | None

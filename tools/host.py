@@ -56,6 +56,7 @@ class ToolHost:
         load_custom: bool = False,
         read_before_write: bool = True,
         permission_defaults: Ruleset | None = None,
+        trusted: bool = True,
     ) -> None:
         from tools.builtin import builtin_tools, invalid_tool
 
@@ -69,8 +70,9 @@ class ToolHost:
         # agent's rules and every config file, above OpenCode's built-in defaults.
         self.permission_defaults: Ruleset = list(permission_defaults or [])
         self.permissions = PermissionService(self._rules_for, ConfigRuleStore(self.worktree))
-        # Nothing is read until reload_custom(): construction stays cheap.
-        self.custom = CustomTools(self.directory, self.worktree)
+        # Nothing is read until reload_custom(): construction stays cheap.  An untrusted
+        # folder's own tool files (tools.trust) are never imported.
+        self.custom = CustomTools(self.directory, self.worktree, project=trusted)
         if load_custom:
             self.reload_custom()
 

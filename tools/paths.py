@@ -69,27 +69,85 @@ def relative(path: Path, worktree: Path) -> str:
     return path.as_posix()
 
 
+class Pins:
+    """Where each path a call checked really was, so its file I/O goes exactly there.
+
+    ``assert_external_directory`` resolves a path once and pins the result; the
+    file I/O of the call (``tools.fsio`` through ``ctx.real``) then walks the
+    pinned path with directory fds, so a symlink swapped in after the check is
+    refused instead of followed (``tools.fsio.dirfd``).
+    """
+
+    def __init__(self) -> None:
+        self._real: dict[Path, Path] = {}
+
+    def pin(self, path: Path, real: Path) -> None:
+        self._real[Path(os.path.normpath(path))] = real
+
+    def real(self, path: Path) -> Path:
+        """``path`` as checked (symlinks resolved then); an unchecked path is resolved now.
+
+        A name under a checked folder (a folder another path was pinned to) is resolved
+        relative to the folder's pin, so a file tool's parents are pinned too.
+        """
+        path = Path(os.path.normpath(path))
+        found = self._real.get(path)
+        if found is not None:
+            return found
+        parent = self._real.get(path.parent)
+        if parent is not None:
+            return real_under(parent, path.name)
+        return resolve_once(path)
+
+
+def resolve_once(path: Path) -> Path:
+    """``path`` with every symlink resolved, consistently: the folder is resolved once
+    and the name under it followed only if it is itself a link."""
+    path = Path(os.path.normpath(path))
+    if path.name == "":
+        return path
+    return real_under(Path(os.path.realpath(path.parent)), path.name)
+
+
+def real_under(folder: Path, name: str) -> Path:
+    candidate = folder / name
+    if name in ("", ".", "..") or not os.path.islink(candidate):
+        return Path(os.path.normpath(candidate))
+    return Path(os.path.realpath(candidate))
+
+
 async def assert_external_directory(
     ctx: ToolContext, target: Path | None, kind: Literal["file", "directory"] = "file"
-) -> None:
-    """Ask ``external_directory`` for a target outside the project.
+) -> Path | None:
+    """Ask ``external_directory`` for a target outside the project; the target's real path.
 
     The target must lie inside the directory or the worktree both as written (with
     ``~`` and ``..`` resolved) and with its symlinks resolved (``real``): a link
     inside the project pointing out of it asks, and so does a path that reaches
     the project only through a link outside it. The ask names the directory the
     target really is in (for a new path: under its nearest existing ancestor).
+
+    The real path judged is pinned for the call (``ctx.pins``): its file I/O goes
+    there and nowhere else, however the path's links change afterwards.
     """
     if target is None:
-        return
+        return None
     roots = ctx.host.real_roots
-    resolved_text = os.path.realpath(target)  # physical: `link/..` is the link target's parent
+    target = Path(os.path.normpath(target))
+    if target.name:  # the folder resolved once; the name followed only if it is a link
+        real_folder = Path(os.path.realpath(target.parent))
+        real_target = real_under(real_folder, target.name)
+        ctx.pins.pin(target.parent, real_folder)  # where the name itself lives (a delete)
+    else:
+        real_target = target
+    ctx.pins.pin(target, real_target)
+    resolved_text = str(real_target)  # physical: `link/..` is the link target's parent
     written_text = os.path.normpath(target)
     resolved_inside = any(_inside_text(resolved_text, str(root)) for root in roots)
     if resolved_inside and any(
         _inside_text(written_text, str(root)) for root in (ctx.directory, ctx.worktree, *roots)
     ):
-        return
+        return real_target
     written, resolved = Path(written_text), Path(resolved_text)
     outside = written if resolved_inside else resolved
     directory = outside if kind == "directory" else outside.parent
@@ -100,3 +158,4 @@ async def assert_external_directory(
         [glob],
         {"filepath": str(outside), "parentDir": str(directory)},
     )
+    return real_target

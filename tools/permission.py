@@ -349,6 +349,13 @@ REJECTED = "The user rejected permission to use this specific tool call."
 
 def headless_rejection(request: PermissionRequest) -> PermissionRejectedError:
     """What a call gets when nobody can be asked: a rejection that says how to allow it."""
+    if request.metadata.get("protected"):
+        return PermissionRejectedError(
+            f"This change ({', '.join(request.patterns)}) alters what the agent may do, so a "
+            "person must approve it each time, and no one could be asked: the client answers "
+            "no permission prompts. It was not made. The user can make the change, or approve "
+            "it with `toolhost run --yes`."
+        )
     example = {"permission": {request.permission: {request.patterns[0]: "allow"}}}
     return PermissionRejectedError(
         f"This call needs the `{request.permission}` permission for "
@@ -429,6 +436,8 @@ class PermissionService:
         option = next((o for o in options if o.id == reply.always_option), None)
         if option is None:
             option = options[0] if options else AlwaysOption("default", (), "nothing")
+        if not option.patterns:  # an ask that offers no "always" (tools.protected): a once
+            return reply
         scope, notice, source = reply.scope, None, None
         if scope in ("project", "user"):
             try:

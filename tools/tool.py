@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from tools import malformed
 from tools.errors import ToolError
 from tools.result import Attachment, ToolResult
 from tools.schema import model_schema
@@ -91,6 +92,9 @@ class Tool:
         }
 
     async def run(self, raw_args: Any, ctx: ToolContext) -> ToolResult:
+        found = malformed.problems(raw_args)
+        if found:
+            return self.error_result(format_malformed(self, found), "invalid_arguments")
         try:
             args = self.parameters.model_validate(raw_args)
         except ValidationError as error:
@@ -214,6 +218,14 @@ def format_validation_error(tool: Tool, error: ValidationError) -> str:
         if expected:
             line += f"; expected {expected}"
         lines.append(line)
+    lines.append("Please rewrite the input so it satisfies the expected schema.")
+    return "\n".join(lines)
+
+
+def format_malformed(tool: Tool, found: list[tuple[str, str]]) -> str:
+    """As ``format_validation_error``, for strings no file system or process accepts."""
+    lines = [f"The {tool.id} tool was called with invalid arguments:"]
+    lines += [f"- {field}: {problem}" for field, problem in found]
     lines.append("Please rewrite the input so it satisfies the expected schema.")
     return "\n".join(lines)
 

@@ -14,28 +14,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tools.changes import journal
 from tools.config.files import LoadedConfig, config_paths, load_config
 from tools.config.rules import ConfigProblem, merge
+from tools.custom.discovery import TOOL_SUFFIXES
 from tools.custom.loader import LoadProblem
 from tools.host import ToolHost
+from tools.trust import Trust, project_files
 
 log = logging.getLogger("toolhost.worktree")
 
 FAILING_CLOSED = (
-    "until the config is fixed, edits, commands and web fetches ask first "
-    "(the deny rules of the files that were read still apply)"
+    "until the config is fixed, every tool asks first "
+    "(every denial the config files state, the broken ones' too, still applies)"
 )
 
 
-def read_config(worktree: Path, overrides: Mapping[str, Any] | None = None) -> LoadedConfig:
+def read_config(
+    worktree: Path, overrides: Mapping[str, Any] | None = None, *, trusted: bool = True
+) -> LoadedConfig:
     """Every config source of ``worktree`` (``overrides``: initializationOptions.config)."""
     try:
-        return load_config(worktree, overrides)
+        return load_config(worktree, overrides, trusted=trusted)
     except Exception as error:  # a fault in the reader must not leave the defaults on
         log.exception("reading the config files failed")
         message = f"toolhost could not read its config files ({error})"
         problem = ConfigProblem(worktree, None, None, message)
-        return LoadedConfig(merge([], [problem]), (), tuple(config_paths(worktree)))
+        config = merge([], [problem], untrusted=not trusted)
+        return LoadedConfig(config, (), tuple(config_paths(worktree)))
 
 
 def reload_custom(host: ToolHost) -> bool:
@@ -47,10 +53,28 @@ def reload_custom(host: ToolHost) -> bool:
         return False
 
 
-def open_worktree(directory: Path, **host_options: Any) -> tuple[ToolHost, LoadedConfig]:
-    """A ToolHost for ``directory`` with its config files and custom tools loaded."""
-    loaded = read_config(directory)
-    host = ToolHost(directory, config=loaded.config, **host_options)
+def recover_interrupted_changes() -> list[str]:
+    """Roll back file changes a killed toolhost left half done (``tools.changes.journal``).
+
+    Run once at every start, before any tool; one line per file put back or left alone.
+    """
+    try:
+        return journal.recover()
+    except Exception as error:  # recovery must never keep toolhost from starting
+        log.exception("recovering interrupted changes failed")
+        return [f"could not recover interrupted changes ({error})"]
+
+
+def open_worktree(
+    directory: Path, *, trusted: bool = True, **host_options: Any
+) -> tuple[ToolHost, LoadedConfig]:
+    """A ToolHost for ``directory`` with its config files and custom tools loaded.
+
+    ``trusted`` (``tools.trust.decide``): False reads the project's config for its
+    restrictions only and loads none of its tool files.
+    """
+    loaded = read_config(directory, trusted=trusted)
+    host = ToolHost(directory, config=loaded.config, trusted=trusted, **host_options)
     reload_custom(host)
     return host, loaded
 
@@ -59,7 +83,7 @@ def open_worktree(directory: Path, **host_options: Any) -> tuple[ToolHost, Loade
 class Problem:
     """A config file or custom tool file that could not be used."""
 
-    kind: Literal["config", "custom"]
+    kind: Literal["config", "custom", "untrusted"]
     file: str
     message: str
     line: int | None = None
@@ -67,7 +91,7 @@ class Problem:
     key: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        if self.kind == "custom":
+        if self.kind != "config":
             return {"kind": self.kind, "file": self.file, "message": self.message}
         return {
             "kind": self.kind,
@@ -79,11 +103,25 @@ class Problem:
         }
 
 
+UNTRUSTED_TOOL = "this folder is not trusted, so its own tool files are not loaded (or run)"
+
+
+def untrusted_tool_files(host: ToolHost) -> list[Path]:
+    """The project's tool files that an untrusted folder does not load."""
+    if host.custom.project:
+        return []
+    return [path for path in project_files(host.worktree) if path.suffix in TOOL_SUFFIXES]
+
+
 def problems(loaded: LoadedConfig, host: ToolHost) -> list[Problem]:
     found = [
         Problem("config", p.source, p.message, p.line, p.column, p.key) for p in loaded.problems
     ]
     found += [Problem("custom", p.file, p.reason) for p in host.custom_problems]
+    found += [Problem("untrusted", str(path), why) for path, why in loaded.ignored]
+    found += [
+        Problem("untrusted", str(path), UNTRUSTED_TOOL) for path in untrusted_tool_files(host)
+    ]
     return found
 
 
@@ -93,7 +131,18 @@ def problem_lines(loaded: LoadedConfig, host: ToolHost) -> list[str]:
     if lines:
         lines.append(FAILING_CLOSED)
     lines += [f"custom tool not loaded: {problem}" for problem in host.custom_problems]
+    lines += [f"ignored: {path}: {why}" for path, why in loaded.ignored]
+    lines += [f"ignored: {path}: {UNTRUSTED_TOOL}" for path in untrusted_tool_files(host)]
     return lines
+
+
+def untrusted_notice(trust: Trust) -> str:
+    """One sentence for a person: the folder is served restricted, why, and what to do."""
+    return (
+        f"toolhost: this folder is not trusted ({trust.reason}). Its own config only "
+        "restricts, its own tools are not loaded, and every tool but the read-only ones "
+        "asks first."
+    )
 
 
 def custom_notice(problem: LoadProblem) -> str:

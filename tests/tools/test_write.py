@@ -268,9 +268,9 @@ async def test_name_too_long_fails_clearly(run: Runner, worktree: Path) -> None:
 
     result = await do_write(run, path, "x")
 
-    assert result.is_error
-    assert result.metadata["error"] == "failed"
-    assert result.output == f"Could not access {path}: File name too long"
+    assert result.is_error  # caught with the arguments, before any file system call
+    assert result.metadata["error"] == "invalid_arguments"
+    assert "- filePath: has a file or folder name of 300 bytes" in result.output
 
 
 async def test_special_file_is_refused(run: Runner, worktree: Path) -> None:
@@ -284,7 +284,7 @@ async def test_special_file_is_refused(run: Runner, worktree: Path) -> None:
     assert result.output == f"Not a regular file: {fifo}"
 
 
-def full_disk(path: Path, data: bytes, mode: int | None = None) -> None:
+def full_disk(path: Path, data: bytes, mode: int | None = None, **_: object) -> None:
     raise OSError(errno.ENOSPC, "No space left on device")
 
 

@@ -352,6 +352,17 @@ def test_the_tools_are_language_model_tools_that_run_through_the_sidecar(
     assert "1: keep me as I am" in step["text"]
 
 
+def test_without_the_mcp_api_the_static_tools_carry_when_clauses(scenario: Scenario) -> None:
+    """code-server 4.100 is VS Code 1.100, which has only a proposed MCP server API: the
+    extension uses the final one (1.101+) alone and runs without it, and its tools carry
+    when clauses that keep them offered there (a trusted workspace, no MCP server)."""
+    step = scenario.step("language-model-tools")
+    assert step["version"].startswith("1.100")
+    # 1.100 has a proposed form of the API (a function here); the extension leaves it alone.
+    assert step["when"]["toolhost_read"] == "!toolhost.mcpServer || !isWorkspaceTrusted"
+    assert step["when"]["toolhost_edit"] == "isWorkspaceTrusted && !toolhost.mcpServer"
+
+
 def test_a_read_through_the_api_serves_the_unsaved_buffer(scenario: Scenario) -> None:
     step = scenario.step("read-unsaved")
     assert step["dirty"] is True

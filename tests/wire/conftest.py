@@ -192,6 +192,14 @@ async def listening(
         await stop(proc)
 
 
+def attach_token(pid: int) -> str:
+    """The token in the lock file of the sidecar with this pid (server/lockfile.py)."""
+    from server import lockfile
+
+    (info,) = [i for i in lockfile.discover() if i.pid == pid]
+    return info.token
+
+
 async def stop(proc: asyncio.subprocess.Process, seconds: float = 10) -> None:
     """End a server the test is done with the way an editor would: end of input (or
     SIGTERM without a stdin pipe), so it exits on its own and coverage, when measuring,
@@ -297,7 +305,9 @@ async def raw_session(
         await stop(proc)
 
 
-def run_toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_toolhost(
+    *args: str, cwd: Path, data_dir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """The ``toolhost`` command line, run to its end (its data dir beside ``cwd``)."""
     return subprocess.run(
         [str(TOOLHOST), *args],
@@ -305,7 +315,7 @@ def run_toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=60,
-        env=server_env(cwd.parent / "data"),
+        env=server_env(data_dir or cwd.parent / "data"),
     )
 
 

@@ -12,7 +12,7 @@ from lsprotocol import types
 
 import server
 from server.cli import is_loopback, parse_address
-from tests.wire.conftest import WireClient, listening, make_project, run_toolhost
+from tests.wire.conftest import WireClient, attach_token, listening, make_project, run_toolhost
 
 
 @pytest.fixture
@@ -128,7 +128,11 @@ async def test_serve_over_tcp(root: Path, tmp_path: Path) -> None:
         client = WireClient()
         await client.start_tcp("127.0.0.1", port)
         await client.initialize_session(
-            types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=root.as_uri())
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=root.as_uri(),
+                initialization_options={"token": attach_token(proc.pid)},
+            )
         )
         result = await client.execute("read", {"filePath": "notes.txt"})
         assert "alpha" in result["output"]

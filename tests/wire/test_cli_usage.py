@@ -22,7 +22,7 @@ def test_no_command_is_bad_usage(root: Path) -> None:
     done = run_toolhost(cwd=root)
     assert done.returncode == 2
     assert "usage: toolhost" in done.stderr
-    assert "{serve,list,run,doctor}" in done.stderr
+    assert "{serve,list,run,trust,doctor}" in done.stderr
 
 
 def test_an_unknown_command_is_bad_usage(root: Path) -> None:
@@ -70,6 +70,9 @@ def test_run_reports_a_broken_config_and_still_runs(root: Path) -> None:
     done = run_toolhost("run", "read", '{"filePath": "notes.txt"}', cwd=root)
     assert done.stderr.startswith("toolhost: warning: ")
     assert "opencode.json" in done.stderr
+    # Failing closed, every permission asks: nobody to ask at a shell but --yes.
+    assert done.returncode == 1 and "no one could be asked" in done.stdout + done.stderr
+    done = run_toolhost("run", "read", '{"filePath": "notes.txt"}', "--yes", cwd=root)
     assert "1: alpha" in done.stdout
 
 

@@ -19,7 +19,10 @@ from tests.wire.conftest import (
     run_toolhost,
 )
 
-ASKING = {"editor": {"permissionAsk": True}}
+# The folder's own config applies only in a trusted folder (tools/trust.py): these
+# clients are an editor that trusts it.
+TRUSTED = {"trusted": True}
+ASKING = {"editor": {"permissionAsk": True}, **TRUSTED}
 # How long a change on disk may take to reach the client (the watcher polls every
 # 0.5 s and lets a burst settle for 0.2 s).
 CHANGE_SECONDS = 3.0
@@ -137,19 +140,19 @@ async def test_every_source_and_format_with_precedence(root: Path, global_dir: P
 
 
 async def test_the_agent_filters_the_catalogue(root: Path) -> None:
-    async with connect(root, options={"agent": "explore"}) as client:
+    async with connect(root, options={"agent": "explore", **TRUSTED}) as client:
         explore = await client.tool_ids()  # the initialize default
         assert {"read", "grep", "glob", "bash"} <= set(explore)
         assert not {"write", "edit", "todowrite"} & set(explore)  # explore denies them
         build = await client.tool_ids(agent="build")
         assert {"write", "edit", "todowrite"} <= set(build)
-    done = run_toolhost("list", "--agent", "explore", cwd=root)
+    done = run_toolhost("list", "--trusted", "--agent", "explore", cwd=root)
     assert "write" not in [line.split()[0] for line in done.stdout.splitlines()]
 
 
 async def test_global_tools_yaml_is_read(root: Path, global_dir: Path) -> None:
     write(global_dir / "tools.yaml", 'tools:\n  - name: "webfetch"\n    enabled: false\n')
-    async with connect(root) as client:
+    async with connect(root, options=TRUSTED) as client:
         assert "webfetch" not in await client.tool_ids()
         assert "read" in await client.tool_ids()
 
@@ -171,14 +174,15 @@ async def test_a_broken_file_fails_closed_and_a_good_files_deny_still_denies(
         assert denied["metadata"]["error"] == "permission_denied"
         assert len(client.asks) == 2
         assert (root / "notes.txt").exists()
-        # Reading is not one of the stricter permissions.
+        # Every permission is at most ask, reading too.
         read = await client.execute("read", {"filePath": "notes.txt"})
         assert "alpha" in read["output"]
+        assert [ask["permission"] for ask in client.asks] == ["edit", "bash", "read"]
 
         [shown] = client.messages  # once, however many calls
         assert shown.type == types.MessageType.Error
         assert str(broken) in shown.message and "line 2" in shown.message
-        assert "ask first" in shown.message
+        assert "asks first" in shown.message
         assert any(f"{broken}:2" in m.message for m in client.log_messages)
 
 
@@ -222,28 +226,31 @@ async def test_a_change_on_disk_sends_list_changed(root: Path) -> None:
         grep = await client.execute("grep", {"pattern": "alpha"})
         assert grep["metadata"]["error"] == "permission_denied"
 
-        # Broken: reported once, fails closed, and the catalogue is the defaults again.
+        # Broken: reported once, fails closed, and what it switches off stays off.
         replace_file(registry, "tools:\n  - name: grep\n    enabled: nope\n")
         await wait_until(lambda: len(changes) == 2 and len(client.messages) == 1)
         assert str(registry) in client.messages[0].message
-        assert "grep" in await client.tool_ids()
+        assert "grep" not in await client.tool_ids()
         wrote = await client.execute("write", {"filePath": "y.txt", "content": "y"})
         assert wrote["isError"] is False
         assert [ask["permission"] for ask in client.asks] == ["edit"]
 
-        # Removed: the default config, and edits no longer ask.
-        registry.unlink()
-        await wait_until(lambda: len(changes) == 3)
+        # Removed: the defaults allow more than what was accepted (grep off), so the
+        # person is asked first; once they accept, edits no longer ask.
+        registry.unlink()  # held (a list change), then accepted (another)
+        await wait_until(lambda: len(changes) == 4)
+        assert client.asks[1]["permission"] == "config"
+        assert "grep tool is switched on" in client.asks[1]["title"]
         wrote = await client.execute("write", {"filePath": "z.txt", "content": "z"})
         assert wrote["isError"] is False
-        assert len(client.asks) == 1
-        assert len(client.messages) == 1
+        assert len(client.asks) == 2
+        assert "grep" in await client.tool_ids()
 
         # A change that leaves the config as it was (a comment) sends nothing.
         write(root / "opencode.json", "{}")
         write(root / "opencode.json", "// nothing yet\n{}")
         await asyncio.sleep(1.2)
-        assert len(changes) == 3
+        assert len(changes) == 4
 
 
 async def test_the_watcher_reports_one_change_per_burst(tmp_path: Path) -> None:
@@ -275,27 +282,27 @@ async def test_the_watcher_reports_one_change_per_burst(tmp_path: Path) -> None:
 
 def test_toolhost_list_and_run_read_the_config_files(root: Path) -> None:
     write(root / ".opencode" / "tools.yaml", 'tools:\n  - name: "grep"\n    enabled: false\n')
-    done = run_toolhost("list", "--json", "--cwd", str(root), cwd=root.parent)
+    done = run_toolhost("list", "--trusted", "--json", "--cwd", str(root), cwd=root.parent)
     assert done.returncode == 0, done.stderr
     listing = json.loads(done.stdout)
     assert "grep" not in [tool["id"] for tool in listing["tools"]]
     assert listing["problems"] == []
 
-    done = run_toolhost("run", "grep", '{"pattern": "alpha"}', cwd=root)
+    done = run_toolhost("run", "--trusted", "grep", '{"pattern": "alpha"}', cwd=root)
     assert done.returncode == 1
     assert "disabled" in done.stderr
 
 
 def test_toolhost_list_reports_a_broken_config_file(root: Path) -> None:
     broken = write(root / "opencode.json", '{"permission": {"bash": "sometimes"}}')
-    done = run_toolhost("list", cwd=root)
+    done = run_toolhost("list", "--trusted", cwd=root)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     [problem] = [line for line in lines if line.startswith("config not used:")]
     assert f"{broken}:1" in problem and "permission.bash" in problem
-    assert any("ask first" in line for line in lines)
+    assert any("asks first" in line for line in lines)
 
-    done = run_toolhost("list", "--json", cwd=root)
+    done = run_toolhost("list", "--trusted", "--json", cwd=root)
     [problem] = json.loads(done.stdout)["problems"]
     assert problem["kind"] == "config"
     assert problem["file"] == str(broken)
@@ -303,7 +310,7 @@ def test_toolhost_list_reports_a_broken_config_file(root: Path) -> None:
     assert problem["key"] == "permission.bash"
 
     # run reads the same files: a command asks (and is rejected headless).
-    done = run_toolhost("run", "bash", json.dumps(bash("echo hi")), cwd=root)
+    done = run_toolhost("run", "--trusted", "bash", json.dumps(bash("echo hi")), cwd=root)
     assert done.returncode == 1
     assert "config not used" in done.stderr
     assert "permission" in done.stderr

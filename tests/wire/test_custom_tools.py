@@ -95,7 +95,7 @@ def hermetic(base: Path) -> Any:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def client(root: Path) -> AsyncIterator[WireClient]:
-    async with connect(root) as client:
+    async with connect(root, options={"trusted": True}) as client:
         yield client
 
 
@@ -164,50 +164,74 @@ async def test_the_global_tools_dir(client: WireClient) -> None:
 
 @module_loop
 async def test_hot_reload_add_change_remove(tmp_path: Path) -> None:
+    """New or changed tool code loads once the person says yes (it runs when it loads)."""
     root = make_project(tmp_path)
     folder = root / ".opencode" / "tools"  # does not exist yet
-    async with connect(root) as client:
+    options = {"trusted": True, "editor": {"permissionAsk": True}}
+    async with connect(root, options=options) as client:
         changes: list[Any] = []
 
         @client.feature("tools/listChanged")
         def changed(ls: WireClient, params: Any) -> None:
             changes.append(params)
 
-        async def next_change(count: int) -> None:
-            async with asyncio.timeout(3):
-                while len(changes) < count:
+        async def until(condition: Any) -> None:
+            async with asyncio.timeout(5):
+                while not await condition():
                     await asyncio.sleep(0.05)
+
+        async def output() -> str:
+            return str((await client.execute("fresh", {}))["output"])
 
         assert "fresh" not in await client.tool_ids()
         write(folder / "fresh.py", tool_source("A fresh tool", "first"))
-        await next_change(1)
-        assert changes == [{}]
+        await until(lambda: _true(len(changes) >= 1))
+        (ask,) = client.asks
+        assert ask["permission"] == "config" and ask["patterns"] == [".opencode/tools/fresh.py"]
+        assert "runs their code" in ask["title"] and ask["always"] == []
         assert "fresh" in await client.tool_ids()
-        assert (await client.execute("fresh", {}))["output"] == "first"
+        assert await output() == "first"
 
+        def config_asks() -> int:
+            return sum(ask["permission"] == "config" for ask in client.asks)
+
+        seen = len(changes)
         write(folder / "fresh.py", tool_source("A fresh tool", "second"))
-        await next_change(2)
-        assert (await client.execute("fresh", {}))["output"] == "second"
+        await until(lambda: _true(config_asks() == 2 and len(changes) > seen))
+        await until(lambda: _in("fresh", client.tool_ids()))
+        assert await output() == "second"
 
-        (folder / "fresh.py").unlink()
-        await next_change(3)
-        assert "fresh" not in await client.tool_ids()
+        (folder / "fresh.py").unlink()  # a removal applies at once, no one asked
+        await until(lambda: _not_in("fresh", client.tool_ids()))
         gone = await client.execute("fresh", {})
         assert gone["metadata"]["error"] == "unknown_tool"
+        assert config_asks() == 2
 
         # A file that does not load is reported once; the other tools stay.
         before = await client.tool_ids()
         write(folder / "bad.py", BROKEN)
-        await next_change(4)
+        await until(lambda: _true(len(client.messages) == 1))
         [shown] = client.messages
         assert "bad.py" in shown.message and "line 3" in shown.message
         assert await client.tool_ids() == before
 
 
+async def _true(value: bool) -> bool:
+    return value
+
+
+async def _in(item: str, values: Any) -> bool:
+    return item in await values
+
+
+async def _not_in(item: str, values: Any) -> bool:
+    return item not in await values
+
+
 def test_toolhost_list_shows_custom_tools_overrides_and_problems(root: Path) -> None:
     read = write(root / ".opencode" / "tools" / "read.py", tool_source("My own reader", "mine"))
     try:
-        done = run_toolhost("list", cwd=root)
+        done = run_toolhost("list", "--trusted", cwd=root)
         assert done.returncode == 0, done.stderr
         lines = done.stdout.splitlines()
         [read_line] = [line for line in lines if line.startswith("read ")]
@@ -218,7 +242,7 @@ def test_toolhost_list_shows_custom_tools_overrides_and_problems(root: Path) -> 
         [problem] = [line for line in lines if line.startswith("custom tool not loaded:")]
         assert "broken.py" in problem
 
-        done = run_toolhost("list", "--json", cwd=root)
+        done = run_toolhost("list", "--trusted", "--json", cwd=root)
         listing = json.loads(done.stdout)
         assert listing["overridden"] == ["read"]
         assert [p["file"] for p in listing["problems"]] == [
@@ -227,11 +251,11 @@ def test_toolhost_list_shows_custom_tools_overrides_and_problems(root: Path) -> 
         assert listing["problems"][0]["kind"] == "custom"
         assert "hello" in [tool["id"] for tool in listing["tools"]]  # the global dir
 
-        done = run_toolhost("run", "greet", '{"name": "世界"}', cwd=root)
+        done = run_toolhost("run", "--trusted", "greet", '{"name": "世界"}', cwd=root)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "你好，世界！"
         assert "broken.py" in done.stderr  # a warning, not the output
-        done = run_toolhost("run", "read", '{"filePath": "notes.txt"}', cwd=root)
+        done = run_toolhost("run", "--trusted", "read", '{"filePath": "notes.txt"}', cwd=root)
         assert done.stdout.strip() == "mine"
     finally:
         read.unlink()

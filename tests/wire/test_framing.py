@@ -54,6 +54,15 @@ def test_parse_header(block: bytes, expected: tuple) -> None:
         (b"Content-Length: -1\r\n\r\n", "must be a number"),
         (b"Content-Length: 1e3\r\n\r\n", "must be a number"),
         (b"Content-Length: 99999999999\r\n\r\n", "exceeds"),
+        # Strict: exactly one Content-Length, only LSP's header names, whole lines.
+        (b"Content-Length: 3\r\nContent-Length: 9\r\n\r\n", "more than once"),
+        (b"Content-Length: 3\r\nX-Extra: 1\r\n\r\n", "not a header of this protocol"),
+        (b"Authorization: Bearer x\r\nContent-Length: 3\r\n\r\n", "not a header"),
+        (b"Content-Length: \xd9\xa3\r\n\r\n", "must be a number"),  # Arabic-Indic 3
+        (
+            b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 40\r\n\r\n",
+            "must be `Name: value`",
+        ),
     ],
 )
 def test_parse_header_problems(block: bytes, problem: str) -> None:
@@ -79,6 +88,14 @@ async def test_garbage_before_a_header_is_reported_and_skipped(reader: FrameRead
     sink = fed(reader, b"hello there " + frame(b"1"))
     assert sink.bodies == [b"1"]
     assert sink.faults == ["skipped bytes that were not a message header"]
+
+
+async def test_http_shaped_input_is_never_framed_as_a_message() -> None:
+    """The last Content-Length of an HTTP request used to be taken as the frame's."""
+    request = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+    sink = fed(FrameReader(Sink()), request, frame(b"ok"))
+    assert sink.bodies == [b"ok"]
+    assert "must be `Name: value`" in sink.faults[0]
 
 
 async def test_a_header_that_never_ends_is_dropped(reader: FrameReader) -> None:

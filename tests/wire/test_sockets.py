@@ -17,9 +17,16 @@ from typing import Any
 
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.wire.conftest import TOOLHOST, Framed, listening, make_project, server_env
+from tests.wire.conftest import (
+    TOOLHOST,
+    Framed,
+    attach_token,
+    listening,
+    make_project,
+    server_env,
+)
 
 SECONDS = 20
 
@@ -61,7 +68,7 @@ async def test_tcp_serves_the_first_client_only(root: Path, tmp_path: Path) -> N
         first = Framed(*await asyncio.open_connection(sock=first_socket))
         second = Framed(*await asyncio.open_connection(sock=second_socket))
 
-        await first.initialize(root)
+        await first.initialize(root, {"token": attach_token(proc.pid)})
         assert await turned_away(second)
         with pytest.raises(ConnectionRefusedError):  # no longer listening
             await Framed.tcp(port)
@@ -81,7 +88,7 @@ async def test_tcp_server_ends_when_its_client_leaves_once_running_calls_finish(
 ) -> None:
     async with listening("--tcp", root, tmp_path / "data") as (proc, port):
         client = await Framed.tcp(port)
-        await client.initialize(root)
+        await client.initialize(root, {"token": attach_token(proc.pid)})
         command = "sleep 1 && echo done > finished.txt"
         args = {"command": command, "description": "Writes a file after a second"}
         client.send(id=2, method="tools/execute", params={"tool": "bash", "args": args})
@@ -92,6 +99,11 @@ async def test_tcp_server_ends_when_its_client_leaves_once_running_calls_finish(
 
 
 # --- WebSocket ------------------------------------------------------------------------------
+
+
+def bearer(proc: asyncio.subprocess.Process) -> dict[str, str]:
+    """The upgrade header that presents the sidecar's token (docs/protocol.md, Attach)."""
+    return {"Authorization": f"Bearer {attach_token(proc.pid)}"}
 
 
 def initialize_message(root: Path) -> str:
@@ -112,9 +124,17 @@ async def test_ws_serves_the_first_client_only(root: Path, tmp_path: Path) -> No
         # Two clients at once (both wait in the backlog while the server is stopped):
         # one is served, the other closed.
         with paused(proc):
-            attempts = [asyncio.ensure_future(connect(url)) for _ in range(2)]
+            headers = bearer(proc)
+            attempts = [
+                asyncio.ensure_future(connect(url, additional_headers=headers)) for _ in range(2)
+            ]
             await asyncio.sleep(0.2)  # both connect and send their upgrade requests
-        connected = [await attempt for attempt in attempts]
+        outcomes = await asyncio.gather(*attempts, return_exceptions=True)
+        # The one turned away is refused at the upgrade (409) or closed right after it.
+        refused = [o for o in outcomes if isinstance(o, InvalidStatus)]
+        assert all(o.response.status_code == 409 for o in refused)
+        connected = [o for o in outcomes if not isinstance(o, BaseException)]
+        assert len(connected) + len(refused) == 2
         served = []
         for ws in connected:
             try:
@@ -125,7 +145,7 @@ async def test_ws_serves_the_first_client_only(root: Path, tmp_path: Path) -> No
                 pass
         assert len(served) == 1
         with pytest.raises(OSError):  # no longer listening
-            await connect(url)
+            await connect(url, additional_headers=headers)
 
         (ws,) = served
         shutdown = {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}
@@ -141,7 +161,7 @@ async def test_ws_takes_binary_frames_and_ends_when_the_connection_drops(
     root: Path, tmp_path: Path
 ) -> None:
     async with listening("--ws", root, tmp_path / "data") as (proc, port):
-        ws = await connect(f"ws://127.0.0.1:{port}")
+        ws = await connect(f"ws://127.0.0.1:{port}", additional_headers=bearer(proc))
         await ws.send(initialize_message(root).encode())  # a binary frame
         assert "capabilities" in (await answered(ws, 1))["result"]
 

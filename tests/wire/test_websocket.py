@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.wire.conftest import listening, make_project
+from tests.wire.conftest import attach_token, listening, make_project
 
 
 @pytest.fixture
@@ -22,7 +22,8 @@ def root(tmp_path: Path) -> Path:
 async def test_serve_over_websocket(root: Path, tmp_path: Path) -> None:
     ids = itertools.count(1)
     async with listening("--ws", root, tmp_path / "data") as (proc, port):
-        async with connect(f"ws://127.0.0.1:{port}") as ws:
+        headers = {"Authorization": f"Bearer {attach_token(proc.pid)}"}
+        async with connect(f"ws://127.0.0.1:{port}", additional_headers=headers) as ws:
 
             async def request(method: str, params: Any) -> Any:
                 msg_id = next(ids)

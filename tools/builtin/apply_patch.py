@@ -26,6 +26,7 @@ from tools.changes import diagnostics
 from tools.changes.changeset import ChangeSet, FileChange
 from tools.changes.commit import ask_patterns, commit, locked
 from tools.changes.failures import unencodable
+from tools.changes.load import check_writable
 from tools.changes.patch import (
     AddHunk,
     DeleteHunk,
@@ -39,8 +40,8 @@ from tools.changes.patch import (
 )
 from tools.context import ToolContext
 from tools.errors import ToolError
-from tools.fsio import TextFile, read_text, to_line_endings
-from tools.paths import assert_external_directory, relative, resolve
+from tools.fsio import TextFile, dirfd, read_text, to_line_endings
+from tools.paths import assert_external_directory, relative, resolve, resolve_once
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 
@@ -77,14 +78,19 @@ class Overlay:
     for the disk's text of an existing file.
     """
 
-    def __init__(self, unsaved: dict[Path, str] | None = None) -> None:
+    def __init__(
+        self,
+        unsaved: dict[Path, str] | None = None,
+        real: Callable[[Path], Path] | None = None,
+    ) -> None:
         self.originals: dict[Path, TextFile | None] = {}
         self.state: dict[Path, TextFile | None] = {}
         self.unsaved = unsaved or {}
+        self.real = real or resolve_once  # where each path was checked to be
 
     def get(self, path: Path) -> TextFile | None:
         if path not in self.state:
-            original = _read(path)
+            original = _read(path, self.real(path))
             if original is not None and path in self.unsaved:
                 original = dataclasses.replace(
                     original, text=self.unsaved[path].removeprefix(BOM_CHAR)
@@ -98,26 +104,34 @@ class Overlay:
         self.state[path] = value
 
 
-def _read(path: Path) -> TextFile | None:
+def _read(path: Path, real: Path) -> TextFile | None:
     try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
+        info = dirfd.lstat(real)
+    except NotADirectoryError:
         return None
     except OSError as error:
         raise ToolError(f"{VERIFY}Failed to read {path}: {error.strerror or error}") from error
+    if info is None:
+        return None
     if not stat.S_ISREG(info.st_mode):  # reading a FIFO would block
         raise _NotAFile(path)
+    check_writable(path, info)
     try:
-        return read_text(path)
+        return read_text(path, real)
     except OSError as error:
         raise ToolError(f"{VERIFY}Failed to read {path}: {error.strerror or error}") from error
 
 
 def plan_patch(
-    targets: list[Target], check: Callable[[], None], unsaved: dict[Path, str] | None = None
+    targets: list[Target],
+    check: Callable[[], None],
+    unsaved: dict[Path, str] | None = None,
+    real: Callable[[Path], Path] | None = None,
 ) -> ChangeSet:
-    """Apply every hunk in memory; raises ToolError before anything is written."""
-    overlay = Overlay(unsaved)
+    """Apply every hunk in memory; raises ToolError before anything is written.
+
+    ``real``: where each path was checked to be (``ctx.real``), which is what is read."""
+    overlay = Overlay(unsaved, real)
     changes: list[FileChange] = []
     for target in targets:
         check()
@@ -257,7 +271,7 @@ async def execute(args: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
     paths = [t.path for t in targets] + [t.move_path for t in targets if t.move_path]
     async with locked(ctx, paths):
         unsaved = {p: text for p in paths if (text := ctx.editor.unsaved_text(p)) is not None}
-        changeset = await ctx.run_blocking(plan_patch, targets, ctx.abort.check, unsaved)
+        changeset = await ctx.run_blocking(plan_patch, targets, ctx.abort.check, unsaved, ctx.real)
         patterns = ask_patterns(changeset, ctx.worktree)
         committed = await commit(
             ctx,

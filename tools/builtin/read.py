@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 from tools.abort import AbortSignal
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
-from tools.fsio import ABORT_EVERY_LINES, MAX_BYTES, Media, Page, page_of_text, read_page
+from tools.fsio import ABORT_EVERY_LINES, MAX_BYTES, Media, Page, dirfd, page_of_text, read_page
 from tools.paths import assert_external_directory, relative, resolve
 from tools.result import Attachment, ToolResult
 from tools.tool import Annotations, define
@@ -84,13 +84,14 @@ async def execute(args: ReadParams, ctx: ToolContext) -> ToolResult:
     info = _stat(path)  # one syscall: cheaper than a trip to a worker thread
     is_dir = info is not None and stat.S_ISDIR(info.st_mode)
     await assert_external_directory(ctx, path, "directory" if is_dir else "file")
+    real = ctx.real(path)  # where it was checked to be: that is what is read
     await ctx.ask("read", [title], ["*"], {})
     if info is None:
         raise NotFoundError(await ctx.run_blocking(_not_found_message, path))
     offset = args.offset or 1
     limit = args.limit or DEFAULT_LIMIT
     if is_dir:
-        entries = await ctx.run_blocking(_list_directory, path, ctx.abort)
+        entries = await ctx.run_blocking(_list_directory, path, real, ctx.abort)
         return _directory_result(path, title, entries, offset, limit)
     if not stat.S_ISREG(info.st_mode):
         raise ToolError(
@@ -105,7 +106,7 @@ async def execute(args: ReadParams, ctx: ToolContext) -> ToolResult:
     if unsaved is not None:
         content: Page | Media = await run(page_of_text, unsaved, offset, limit, ctx.abort)
     else:
-        content = await run(read_page, path, offset, limit, ctx.abort)
+        content = await run(read_page, path, offset, limit, ctx.abort, real)
     if isinstance(content, Media):
         return _media_result(path, title, content)
     _check_in_range(content)
@@ -260,15 +261,19 @@ def _not_found_message(path: Path) -> str:
     return message + "\n\nDid you mean one of these?\n" + "\n".join(similar)
 
 
-def _list_directory(path: Path, abort: AbortSignal) -> list[str]:
+def _list_directory(path: Path, real: Path, abort: AbortSignal) -> list[str]:
     entries: list[str] = []
     try:
-        with os.scandir(path) as scan:
-            for index, entry in enumerate(scan):
-                if index % ABORT_EVERY_LINES == 0:
-                    abort.check()
-                name = _displayable(entry.name)
-                entries.append(name + "/" if _is_dir(entry) else name)
+        fd = dirfd.open_dir(real)  # the folder that was checked, not whatever is there now
+        try:
+            with os.scandir(fd) as scan:
+                for index, entry in enumerate(scan):
+                    if index % ABORT_EVERY_LINES == 0:
+                        abort.check()
+                    name = _displayable(entry.name)
+                    entries.append(name + "/" if _is_dir(entry) else name)
+        finally:
+            os.close(fd)
     except OSError as error:
         raise ToolError(f"Cannot list directory {path}: {error.strerror or error}") from error
     entries.sort(key=_sort_key)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tools import protected
 from tools.changes import diagnostics, failures, review
 from tools.changes.changeset import ChangeSet, FileChange, PreparedChange, new_text
 from tools.changes.diff import (
@@ -197,10 +198,22 @@ async def _ask(
     overlapping = [relative(p, ctx.worktree) for p in plan.overlapping]
     if overlapping:
         title += f" (overlaps your unsaved changes in {', '.join(overlapping)})"
+    # A config, tool or hook file (tools.protected): asked every time, never "always".
+    targets = [c.path for c in changeset.changes] + [
+        c.move_to for c in changeset.changes if c.move_to
+    ]
+    guarded = protected.protected_changes(targets, ctx.host)
+    extra: dict[str, Any] = {}
+    if guarded:
+        extra["protected"] = [
+            {"relativePath": relative(path, ctx.worktree), "reason": why}
+            for path, why in guarded.items()
+        ]
+        title = f"{title}. {protected.ALTERS}"
     return await ctx.ask(
         "edit",
         patterns,
-        list(always_options(patterns)[0].patterns),
+        [] if guarded else list(always_options(patterns)[0].patterns),
         {
             "diff": "\n".join(trim_diff(d.unified) for d in described if d.unified),
             # The exact change, so a client can preview the proposed text, not rebuild it.
@@ -208,11 +221,12 @@ async def _ask(
             "files": [d.entry(ctx.worktree) for d in described],
             **plan.metadata(ctx.worktree),
             **ask_metadata,
+            **extra,
         },
         title=title,
         # Whose unsaved text goes to disk is the person's choice, even where rules allow.
-        force=bool(overlapping),
-        always_options=always_options(patterns),
+        force=bool(overlapping or guarded),
+        always_options=[] if guarded else always_options(patterns),
     )
 
 
@@ -259,14 +273,16 @@ def disk_transaction(
     skip: frozenset[Path],
     check: Any,
     disk: dict[Path, TextFile | None] | None = None,
+    real: Any = None,
 ) -> Transaction:
     """Write every changed file but ``skip``, then delete (so a crash part way loses no
     content).  The committed transaction is returned so that it can still be undone.
 
     ``disk``: what files with unsaved buffers get on disk instead of their final text
     (the agent's change on the disk's text; None: the disk stays as it is).
+    ``real``: where each path was checked to be (``ctx.real``), which is what is touched.
     """
-    transaction = Transaction(check)
+    transaction = Transaction(check, real)
     originals, finals = changeset.originals(), changeset.finals()
     disk = disk or {}
     for path, final in finals.items():
@@ -401,7 +417,7 @@ async def _write(
     skip = frozenset(p.change.path for p in through_editor) | unsaved.dropped
     try:
         transaction = await ctx.run_blocking(
-            disk_transaction, changeset, skip, ctx.abort.check, unsaved.disk
+            disk_transaction, changeset, skip, ctx.abort.check, unsaved.disk, ctx.real
         )
     except TransactionFailed as error:
         if patch:

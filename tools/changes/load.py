@@ -8,6 +8,8 @@ whole-file content in the file's own form, and replacing one piece of text.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from tools.changes.failures import unencodable
 from tools.changes.replacers import IDENTICAL, Span, find_match, splice
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
-from tools.fsio import TextFile, read_text, to_line_endings
+from tools.fsio import TextFile, dirfd, read_text, to_line_endings, writable
 from tools.paths import resolve
 
 BOM_CHAR = "\ufeff"
@@ -35,7 +37,7 @@ async def load(ctx: ToolContext, path: Path) -> tuple[TextFile | None, bool]:
     to that buffer.
     """
     try:
-        before = await ctx.run_blocking(_load, path)
+        before = await ctx.run_blocking(_load, path, ctx.real(path))
     except OSError as error:
         raise ToolError(f"Could not access {path}: {error.strerror or error}") from error
     unsaved = ctx.editor.unsaved_text(path) if before is not None else None
@@ -44,15 +46,32 @@ async def load(ctx: ToolContext, path: Path) -> tuple[TextFile | None, bool]:
     return replace(before, text=unsaved.removeprefix(BOM_CHAR)), True
 
 
-def _load(path: Path) -> TextFile | None:
-    if path.is_dir():
-        raise ToolError(f"Path is a directory, not a file: {path}")
-    if not path.exists():
+def _load(path: Path, real: Path) -> TextFile | None:
+    """The file at ``real`` (where ``path`` was checked to be), read through directory fds."""
+    try:
+        info = dirfd.lstat(real)
+    except NotADirectoryError:
+        info = None
+    if info is None:
         _check_parents(path)
         return None
-    if not path.is_file():  # reading a FIFO or a device would block or never end
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"Path is a directory, not a file: {path}")
+    if not stat.S_ISREG(info.st_mode):  # reading a FIFO or a device would block or never end
         raise ToolError(f"Not a regular file: {path}")
-    return read_text(path)
+    check_writable(path, info)
+    return read_text(path, real)
+
+
+def check_writable(path: Path, info: os.stat_result) -> None:
+    """Refuse, before anyone is asked, a change to a file its own mode makes read-only."""
+    if not writable(info):
+        mode = stat.S_IMODE(info.st_mode)
+        raise ToolError(
+            f"Cannot change {path}: it is read-only (mode {mode:04o}), and its own "
+            "permissions are respected. Nothing was changed. If it should change, ask the "
+            "user to make it writable (e.g. chmod u+w)."
+        )
 
 
 def _check_parents(path: Path) -> None:

@@ -3,9 +3,16 @@
 Each file is still written atomically (``fsio.atomic_write``), but a change that
 spans files can fail part way: the third file's directory cannot be created, the
 disk fills up, the call is cancelled.  A ``Transaction`` remembers what every
-path held before it first touched it (bytes and mode, a symlink, or nothing)
-and, when any step fails, puts every touched path back, removes the files and
-directories it created, and reports what went wrong.
+path held before it touched it (bytes and mode, a symlink, or nothing) and, when
+any step fails, puts every touched path back, removes the files and directories
+it created, and reports what went wrong.  A process killed halfway cannot do
+that itself: the transaction's journal (``tools.changes.journal``) lets the next
+start do it.
+
+Every path is reached as it was checked (``real``: the call's pinned real paths,
+``tools.paths.Pins``) through directory fds that never follow a symlink swapped
+in afterwards (``tools.fsio.dirfd``).  A file whose own mode forbids writing it
+(``0444``) is refused, never replaced through a rename in its folder.
 
 Blocking: run ``commit`` in a worker thread (``ctx.run_blocking``).
 """
@@ -14,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import stat
 from collections.abc import Callable
@@ -21,11 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from tools.fsio import atomic_write
+from tools.changes import journal
+from tools.changes.journal import Entry, Journal
+from tools.fsio import atomic_write, dirfd, writable
+from tools.paths import resolve_once
 
 __all__ = ["Transaction", "TransactionFailed"]
 
+log = logging.getLogger("toolhost.tools.changes")
+
 Action = Literal["write", "delete"]
+Resolver = Callable[[Path], Path]
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,7 @@ class _Original:
     mode: int | None = None
     link: str = ""
     created_dirs: tuple[Path, ...] = ()  # made for this path, deepest first
+    read_only: bool = False  # a file whose own mode forbids writing it
 
 
 @dataclass(eq=False)
@@ -66,12 +81,18 @@ class TransactionFailed(Exception):
 class Transaction:
     """Queue writes and deletes, then ``commit`` them all or none."""
 
-    def __init__(self, check: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, check: Callable[[], None] | None = None, real: Resolver | None = None
+    ) -> None:
         # Called before every step; raising (e.g. ``Aborted``) rolls back.
         self._check = check or (lambda: None)
+        # Where a path was checked to be (its symlinks resolved then); else resolved now.
+        self._real = real or resolve_once
         self._ops: list[_Op] = []
         self._originals: dict[Path, _Original] = {}
         self._order: list[Path] = []
+        self._id = journal.new_id()
+        self._failed_op: _Op | None = None  # the op whose path could not be looked at
 
     def write(self, path: Path, data: bytes, mode: int | None = None) -> None:
         self._ops.append(_Op("write", path, data, mode))
@@ -85,18 +106,32 @@ class Transaction:
         return list(self._order)
 
     def commit(self) -> None:
-        for op in self._ops:
-            try:
-                self._check()
-                self._remember(op)
-                self._run(op)
-            except BaseException as error:
-                restored, unrestored = self._rollback()
-                if not isinstance(error, OSError | _Refused):
-                    raise  # cancellation (``Aborted``) and bugs: rolled back, then passed on
-                raise TransactionFailed(
-                    op.action, op.path, _reason(op, error), error, restored, unrestored
-                ) from error
+        if not self._ops:
+            return
+        try:
+            self._snapshot_all()
+        except (OSError, _Refused) as error:
+            op = self._failed_op or self._ops[0]
+            raise TransactionFailed(op.action, op.path, _reason(op, error), error) from error
+        record = self._begin_journal()
+        try:
+            for number, op in enumerate(self._ops):
+                try:
+                    self._check()
+                    key = self._key(op)
+                    if key not in self._order:
+                        self._order.append(key)
+                    self._run(op, key, number)
+                except BaseException as error:
+                    restored, unrestored = self._rollback()
+                    if not isinstance(error, OSError | _Refused):
+                        raise  # cancellation (``Aborted``) and bugs: rolled back, then passed on
+                    raise TransactionFailed(
+                        op.action, op.path, _reason(op, error), error, restored, unrestored
+                    ) from error
+        finally:
+            if record is not None:
+                record.close()
 
     def rollback(self) -> tuple[list[Path], list[tuple[Path, str]]]:
         """Undo a committed transaction (a later step of a bigger change failed).
@@ -105,26 +140,73 @@ class Transaction:
         """
         return self._rollback()
 
-    # --- steps ------------------------------------------------------------------------------
+    # --- before the first step ------------------------------------------------------------
 
     def _key(self, op: _Op) -> Path:
         # A write goes through a symlink to its target; a delete removes the link itself.
-        return Path(os.path.realpath(op.path)) if op.action == "write" else op.path
-
-    def _remember(self, op: _Op) -> None:
-        key = self._key(op)
-        if key in self._originals:
-            return
-        self._originals[key] = _snapshot(key, creating=op.action == "write")
-        self._order.append(key)
-
-    def _run(self, op: _Op) -> None:
         if op.action == "write":
-            atomic_write(op.path, op.data, op.mode)
+            return self._real(op.path)
+        return self._real(op.path.parent) / op.path.name
+
+    def _snapshot_all(self) -> None:
+        """What every path holds now, before anything is touched (the journal needs it)."""
+        for op in self._ops:
+            self._failed_op = op
+            key = self._key(op)
+            if key not in self._originals:
+                self._originals[key] = _snapshot(key, creating=op.action == "write")
+        self._failed_op = None
+
+    def _begin_journal(self) -> Journal | None:
+        entries: dict[Path, Entry] = {}
+        backups: dict[str, bytes] = {}
+        for number, op in enumerate(self._ops):
+            key = self._key(op)
+            original = self._originals[key]
+            earlier = entries.get(key)
+            backup = earlier.backup if earlier else None
+            if backup is None and original.kind == "file":
+                backup = f"{len(backups)}.bak"
+                backups[backup] = original.data
+            entries[key] = Entry(
+                path=key,
+                kind=original.kind,
+                mode=original.mode,
+                link=original.link,
+                backup=backup,
+                after=journal.digest(op.data) if op.action == "write" else None,
+                temp=dirfd.temp_name(key.name, self._tag(number)) if op.action == "write" else None,
+                created_dirs=original.created_dirs,
+            )
+        if not entries:
+            return None
+        try:
+            durable = len(entries) > 1  # one file: its single rename is all or nothing
+            return Journal.begin(list(entries.values()), backups, self._id, durable=durable)
+        except OSError as error:  # no journal: the change still rolls back on failure
+            log.warning(
+                "could not write the journal (%s): a crash during this change would not "
+                "be undone at the next start",
+                error,
+            )
+            return None
+
+    def _tag(self, number: int) -> str:
+        return f"{self._id}-{number}"
+
+    # --- steps ------------------------------------------------------------------------------
+
+    def _run(self, op: _Op, key: Path, number: int) -> None:
+        original = self._originals[key]
+        if original.read_only:
+            raise _ReadOnly(key, original.mode or 0)
+        if op.action == "write":
+            atomic_write(op.path, op.data, op.mode, real=key, tag=self._tag(number))
         else:
-            if os.path.isdir(op.path) and not os.path.islink(op.path):
+            info = dirfd.lstat(key)
+            if info is not None and stat.S_ISDIR(info.st_mode):
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(op.path))
-            os.unlink(op.path)
+            dirfd.unlink(key)
 
     # --- rollback ---------------------------------------------------------------------------
 
@@ -149,18 +231,30 @@ class _Refused(Exception):
     """A path the transaction will not replace (it could not put it back)."""
 
 
+class _ReadOnly(PermissionError):
+    def __init__(self, path: Path, mode: int) -> None:
+        super().__init__(
+            errno.EACCES,
+            f"it is read-only (mode {mode:04o}): its own permissions do not allow writing it, "
+            "so it was not replaced",
+            str(path),
+        )
+
+
 def _snapshot(path: Path, *, creating: bool) -> _Original:
     try:
-        info = path.lstat()
-    except FileNotFoundError:
-        missing = _missing_dirs(path.parent) if creating else ()
-        return _Original(path, "absent", created_dirs=missing)
+        info = dirfd.lstat(path)
     except NotADirectoryError:
         return _Original(path, "absent")  # a parent is a file: the step fails untouched
+    if info is None:
+        missing = _missing_dirs(path.parent) if creating else ()
+        return _Original(path, "absent", created_dirs=missing)
     if stat.S_ISLNK(info.st_mode):
-        return _Original(path, "symlink", link=os.readlink(path))
+        return _Original(path, "symlink", link=dirfd.readlink(path))
     if stat.S_ISREG(info.st_mode):
-        return _Original(path, "file", path.read_bytes(), stat.S_IMODE(info.st_mode))
+        data, info = dirfd.read_file(path)
+        mode = stat.S_IMODE(info.st_mode)
+        return _Original(path, "file", data, mode, read_only=not writable(info))
     if stat.S_ISDIR(info.st_mode):
         return _Original(path, "directory")  # replacing or unlinking it fails untouched
     raise _Refused(f"{path} is not a regular file")
@@ -168,9 +262,13 @@ def _snapshot(path: Path, *, creating: bool) -> _Original:
 
 def _missing_dirs(directory: Path) -> tuple[Path, ...]:
     missing: list[Path] = []
-    while not directory.exists() and directory != directory.parent:
-        if os.path.lexists(directory):
-            break  # a dangling symlink: mkdir will fail, nothing is created
+    while directory != directory.parent:
+        try:
+            info = dirfd.lstat(directory)
+        except (NotADirectoryError, dirfd.PathChanged):
+            break  # a file or a link in the way: mkdir will fail, nothing is created
+        if info is not None:
+            break
         missing.append(directory)
         directory = directory.parent
     return tuple(missing)
@@ -184,15 +282,15 @@ def _restore(original: _Original) -> bool:
         return False
     path = original.path
     if original.kind == "file":
-        atomic_write(path, original.data, original.mode)
+        atomic_write(path, original.data, original.mode, real=path)
         return True
-    if os.path.lexists(path):
-        os.unlink(path)
+    if dirfd.lstat(path) is not None:
+        dirfd.unlink(path)
     if original.kind == "symlink":
-        os.symlink(original.link, path)
+        dirfd.symlink(original.link, path)
     for directory in original.created_dirs:
         with contextlib.suppress(OSError):  # not empty: something else lives there now
-            directory.rmdir()
+            dirfd.rmdir(directory)
     return True
 
 
@@ -200,14 +298,25 @@ def _unchanged(original: _Original) -> bool:
     # Leaves a file the failed step never reached (or never replaced) untouched, mtime included.
     path = original.path
     try:
-        info = path.lstat()
-    except (FileNotFoundError, NotADirectoryError):
-        return original.kind == "absent" and not any(d.exists() for d in original.created_dirs)
+        info = dirfd.lstat(path)
+    except NotADirectoryError:
+        info = None
+    if info is None:
+        return original.kind == "absent" and not any(_exists(d) for d in original.created_dirs)
     if original.kind == "symlink":
-        return stat.S_ISLNK(info.st_mode) and os.readlink(path) == original.link
+        return stat.S_ISLNK(info.st_mode) and dirfd.readlink(path) == original.link
     if original.kind == "file" and stat.S_ISREG(info.st_mode):
-        return stat.S_IMODE(info.st_mode) == original.mode and path.read_bytes() == original.data
+        if stat.S_IMODE(info.st_mode) != original.mode:
+            return False
+        return dirfd.read_file(path)[0] == original.data
     return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return dirfd.lstat(path) is not None
+    except OSError:
+        return False
 
 
 def _reason(op: _Op, error: BaseException) -> str:

@@ -12,8 +12,13 @@ Sources, later wins:
 The JSON file order within one directory is OpenCode's (its global dir reads
 ``opencode.jsonc`` last, its project dirs read ``opencode.json`` last).
 
-A source that cannot be read, parsed or validated is left out entirely and
-reported; the config then fails closed (see ``tools.config.fail_closed_rules``).
+A source that cannot be read, parsed or validated (a syntax error, a wrong type, an
+unknown or misspelt key, a key given twice) is left out and reported with its line
+and key; the config then fails closed (``tools.config.rules.fail_closed_rules``):
+every tool asks, and every denial any source states holds, the broken source's too
+as far as they can be read (``tools.config.salvage``).
+
+In a folder that is not trusted (``tools.trust``) the project's files only restrict.
 
 The server calls ``load_config`` at startup and again whenever a path in
 ``LoadedConfig.watch`` is created, changed or deleted.
@@ -34,8 +39,16 @@ from tools.config.rules import (
     ConfigError,
     ConfigLayer,
     ConfigProblem,
+    format_key,
     merge,
     read_opencode,
+)
+from tools.config.salvage import (
+    Salvage,
+    from_jsonc_text,
+    from_opencode_data,
+    from_registry_data,
+    from_yaml_text,
 )
 from tools.config.yaml import compose, read_registry
 
@@ -49,6 +62,8 @@ class LoadedConfig:
     config: Config
     files: tuple[Path, ...]  # the files that existed and were read, in source order
     watch: tuple[Path, ...]  # every path that is read when it exists: watch these
+    # project files of an untrusted folder, and why only their restrictions apply
+    ignored: tuple[tuple[Path, str], ...] = ()
 
     @property
     def problems(self) -> tuple[ConfigProblem, ...]:
@@ -80,46 +95,109 @@ def config_paths(worktree: Path) -> list[Path]:
     ]
 
 
-def load_config(worktree: Path, overrides: Mapping[str, Any] | None = None) -> LoadedConfig:
-    """Read every config source for ``worktree``; ``overrides`` is initializationOptions.config."""
+def load_config(
+    worktree: Path, overrides: Mapping[str, Any] | None = None, *, trusted: bool = True
+) -> LoadedConfig:
+    """Read every config source for ``worktree``; ``overrides`` is initializationOptions.config.
+
+    ``trusted`` False (``tools.trust``): the project's files are read for what they
+    forbid only; they never loosen the user's rules, and every tool but the read-only
+    ones asks first.
+    """
+    root = Path(os.path.abspath(worktree))
     layers: list[ConfigLayer] = []
+    restrictions: list[ConfigLayer] = []
     problems: list[ConfigProblem] = []
+    salvage = Salvage()
     files: list[Path] = []
+    ignored: list[tuple[Path, str]] = []
     seen: set[str] = set()
-    candidates = config_paths(Path(os.path.abspath(worktree)))
+    candidates = config_paths(root)
+    project = set(candidates[len(GLOBAL_FILES) :])
     for path in candidates:
         identity = os.path.realpath(path)  # OPENCODE_CONFIG_DIR may be .opencode itself
         if identity in seen or not path.is_file():
             continue
         seen.add(identity)
         files.append(path)
-        layer, found = read_file(path)
+        layer, found, salvaged = read_file(path)
         if found:
             problems.extend(found)
+            salvage.extend(salvaged)
+        elif path in project and not trusted:
+            restrictions.append(restrictions_of(layer))
+            ignored.append((path, UNTRUSTED_FILE))
         else:
             layers.append(layer)
     if overrides is not None:
         layer, errors = read_opencode(overrides)
         if errors:
             problems.extend(_problem(None, error, None) for error in errors)
+            salvage.extend(from_opencode_data(overrides))
         else:
             layers.append(layer)
-    return LoadedConfig(merge(layers, problems), tuple(files), tuple(candidates))
+    # An untrusted project's restrictions come last: nothing can loosen them.
+    config = merge([*layers, *restrictions], problems, salvage, untrusted=not trusted)
+    return LoadedConfig(config, tuple(files), tuple(candidates), tuple(ignored))
 
 
-def read_file(path: Path) -> tuple[ConfigLayer, list[ConfigProblem]]:
-    """One config file's layer, or the problems that keep it from being used."""
+UNTRUSTED_FILE = (
+    "this folder is not trusted, so only what the file forbids applies (its denials and "
+    "the tools it switches off); nothing in it allows anything"
+)
+
+
+def restrictions_of(layer: ConfigLayer) -> ConfigLayer:
+    """Only what ``layer`` forbids: its deny rules, tools off and denied commands."""
+    return ConfigLayer(
+        enabled={tool: False for tool, on in layer.enabled.items() if not on},
+        rules=[rule for rule in layer.rules if rule.action == "deny"],
+        denied_commands=list(layer.denied_commands),
+    )
+
+
+def read_file(path: Path) -> tuple[ConfigLayer, list[ConfigProblem], Salvage]:
+    """One config file's layer, or the problems that keep it from being used and what it
+    still forbids (``tools.config.salvage``)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeError) as error:
-        return ConfigLayer(), [ConfigProblem(path, None, None, f"could not read it: {error}")]
+    except UnicodeError as error:
+        problem = ConfigProblem(path, None, None, f"could not read it: {error}")
+        raw = path.read_bytes().decode("utf-8", "replace")
+        return ConfigLayer(), [problem], _salvage_text(path, raw)
+    except OSError as error:
+        return (
+            ConfigLayer(),
+            [ConfigProblem(path, None, None, f"could not read it: {error}")],
+            Salvage(),
+        )
     is_yaml = path.suffix in (".yaml", ".yml")
     try:
         parsed = compose(text) if is_yaml else jsonc.parse(text)
     except jsonc.ParseError as error:
-        return ConfigLayer(), [ConfigProblem(path, error.line, None, error.message, error.column)]
+        problem = ConfigProblem(path, error.line, None, error.message, error.column)
+        return ConfigLayer(), [problem], _salvage_text(path, text)
+    found = [
+        ConfigProblem(
+            path,
+            line,
+            format_key(key),
+            f"duplicate key (first given on line {first}); "
+            "give each key once, or one of them is silently ignored",
+        )
+        for key, line, first in parsed.duplicates
+    ]
     layer, errors = (read_registry if is_yaml else read_opencode)(parsed.value)
-    return layer, [_problem(path, error, parsed) for error in errors]
+    found += [_problem(path, error, parsed) for error in errors]
+    if not found:
+        return layer, [], Salvage()
+    salvage = _salvage_text(path, text) if not is_yaml else from_registry_data(parsed.value)
+    return layer, found, salvage
+
+
+def _salvage_text(path: Path, text: str) -> Salvage:
+    is_yaml = path.suffix in (".yaml", ".yml")
+    return from_yaml_text(text) if is_yaml else from_jsonc_text(text)
 
 
 def _problem(path: Path | None, error: ConfigError, parsed: jsonc.Parsed | None) -> ConfigProblem:

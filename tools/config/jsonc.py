@@ -34,6 +34,9 @@ class Parsed:
     value: Any
     # key path -> 1-based line of that key (or of the array item)
     lines: dict[KeyPath, int] = field(default_factory=dict)
+    # keys given twice in one object: (key path, line, line of the first); JSON keeps
+    # the last silently, so a second "permission" could hide the first one's denials
+    duplicates: list[tuple[KeyPath, int, int]] = field(default_factory=list)
 
     def line_of(self, path: KeyPath) -> int | None:
         """The line of ``path``, else of its nearest recorded ancestor."""
@@ -59,6 +62,7 @@ class _Parser:
         self.text = text
         self.pos = 0
         self.lines: dict[KeyPath, int] = {}
+        self.duplicates: list[tuple[KeyPath, int, int]] = []
 
     def document(self) -> Parsed:
         self.skip()
@@ -68,7 +72,7 @@ class _Parser:
         self.skip()
         if self.pos < len(self.text):
             self.fail("unexpected text after the end of the JSON value")
-        return Parsed(value, self.lines)
+        return Parsed(value, self.lines, self.duplicates)
 
     # -- positions and errors ------------------------------------------------
 
@@ -154,7 +158,10 @@ class _Parser:
                 self.fail(f"expected a quoted key or '}}', found {self.describe_here()}")
             line = self.line_at(self.pos)
             key = self.string()
-            self.lines[(*path, key)] = line
+            if key in result:
+                self.duplicates.append(((*path, key), line, self.lines[(*path, key)]))
+            else:
+                self.lines[(*path, key)] = line
             self.skip()
             if not self.take(":"):
                 self.fail(f"expected ':' after the key, found {self.describe_here()}")

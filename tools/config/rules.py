@@ -8,24 +8,45 @@ files lives in ``tools.config.files``; this module knows OpenCode's JSON keys.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.permission import Rule, Ruleset, expand_home, rules_from_config, wildcard_match
+
+if TYPE_CHECKING:
+    from tools.config.salvage import Salvage
 from tools.truncation import MAX_BYTES, MAX_LINES
 
 KeyPath = tuple[str | int, ...]
 
 ACTIONS = ("allow", "ask", "deny")
 
-# Permissions of the tools that change files (edit covers write, multiedit and
-# apply_patch), run commands, fetch, or start sub-agents that could do any of those.
-FAIL_CLOSED_PERMISSIONS = ("edit", "bash", "webfetch", "websearch", "codesearch", "task")
+# OpenCode 1.18.33's top-level config keys (its Config schema), plus the TUI keys older
+# versions read there.  Any other key is a mistake that could hide a rule (``permissions``).
+KNOWN_KEYS = frozenset(
+    {
+        *("$schema", "shell", "logLevel", "server", "command", "skills", "references"),
+        *("reference", "watcher", "snapshot", "plugin", "share", "autoshare", "autoupdate"),
+        *("disabled_providers", "enabled_providers", "model", "small_model", "default_agent"),
+        *("subagent_depth", "username", "mode", "agent", "provider", "mcp", "formatter", "lsp"),
+        *("instructions", "layout", "permission", "tools", "attachment", "enterprise"),
+        *("tool_output", "compaction", "experimental", "theme", "keybinds", "tui"),
+        "sandbox",  # ours: the bash sandbox's settings
+    }
+)
+TOOL_OUTPUT_KEYS = ("max_lines", "max_bytes")
+
+# What an untrusted folder still runs without asking (when the rules allow it): the
+# tools that only read, or only keep the session's own notes.  Everything else asks.
+READ_ONLY_PERMISSIONS = (
+    *("read", "glob", "grep", "list", "lsp", "skill", "todoread", "todowrite", "question"),
+)
 
 INIT_OPTIONS_SOURCE = "initializationOptions.config"
 
@@ -97,7 +118,8 @@ class ConfigProblem:
         detail = f"{self.key}: {self.message}" if self.key else self.message
         return (
             f"toolhost: could not use {self.source} ({position}{detail}). Until it is "
-            "fixed, edits, commands and web fetches will ask first."
+            "fixed, every tool asks first, and every denial it and the other config files "
+            "state still applies."
         )
 
 
@@ -137,6 +159,10 @@ class Config:
     problems: tuple[ConfigProblem, ...] = ()
     # The sources' own rules, before the fail-closed rules were added.
     source_rules: Ruleset = field(default_factory=list)
+    # The denials read from sources that could not be used (``tools.config.salvage``).
+    salvaged: Ruleset = field(default_factory=list)
+    # The folder is not trusted (``tools.trust``): all but the read-only tools ask.
+    untrusted: bool = False
     # The YAML registry's bash lists and directories, in source order (the bash
     # tool checks every command a line could run against these).
     allowed_commands: tuple[str, ...] = ()
@@ -161,10 +187,16 @@ class Config:
         When failing closed, the stricter tail is computed over ``base`` too, so an
         agent's own deny (the plan agent's edits) is not weakened to an ask.
         """
-        if not self.problems:
+        if not self.problems and not self.untrusted:
             return [*base, *self.rules]
         combined = [*base, *self.source_rules]
-        return [*combined, *fail_closed_rules(combined)]
+        return [*combined, *self.tail(combined)]
+
+    def tail(self, rules: Sequence[Rule]) -> Ruleset:
+        """What failing closed (or an untrusted folder) appends to ``rules``."""
+        if self.problems:
+            return fail_closed_rules(rules, [*self.source_rules, *self.salvaged])
+        return untrusted_rules(rules) if self.untrusted else []
 
 
 @dataclass
@@ -182,26 +214,61 @@ class ConfigLayer:
     sandbox: dict[str, Any] = field(default_factory=dict)
 
 
-def fail_closed_rules(rules: Sequence[Rule]) -> Ruleset:
-    """Rules that, appended to ``rules``, turn each fail-closed permission's allow into ask.
+def at_most_ask(rules: Sequence[Rule], permission: str = "*") -> Ruleset:
+    """Rules that, appended to ``rules``, turn every allow of ``permission`` into ask.
 
-    For each such permission: a catch-all ask, then every earlier rule that applies
-    to it, narrowed to that permission, with allow turned into ask.  Evaluation then
-    gives deny where ``rules`` gave deny and ask everywhere else for these
-    permissions, while every other permission is untouched.
+    A catch-all ask, then every earlier rule that applies, narrowed to ``permission``,
+    with allow turned into ask.  Evaluation then gives deny where ``rules`` gave deny
+    and ask everywhere else, for every permission ``permission`` matches, while every
+    other permission is untouched.
     """
-    tail: Ruleset = []
-    for permission in FAIL_CLOSED_PERMISSIONS:
-        tail.append(Rule(permission, "*", "ask"))
-        for rule in rules:
-            if wildcard_match(permission, rule.permission):
-                action = "ask" if rule.action == "allow" else rule.action
-                tail.append(Rule(permission, rule.pattern, action))
+    tail: Ruleset = [Rule(permission, "*", "ask")]
+    for rule in rules:
+        if permission == "*":
+            narrowed = rule.permission
+        elif wildcard_match(permission, rule.permission):
+            narrowed = permission
+        else:
+            continue
+        tail.append(Rule(narrowed, rule.pattern, "ask" if rule.action == "allow" else rule.action))
     return tail
 
 
-def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ()) -> Config:
-    """Stack the usable layers, later wins; with any problem, fail closed."""
+def fail_closed_rules(rules: Sequence[Rule], sources: Sequence[Rule] | None = None) -> Ruleset:
+    """What a config with a broken source appends to ``rules``: every permission at
+    most ask, then every deny a config source states (``sources``: the readable
+    sources' rules and those salvaged from the broken ones; ``rules`` when not given),
+    even one a later rule overrode, so that each of them holds."""
+    stated = rules if sources is None else sources
+    return [*at_most_ask(rules), *(rule for rule in stated if rule.action == "deny")]
+
+
+def untrusted_rules(rules: Sequence[Rule]) -> Ruleset:
+    """What an untrusted folder appends to ``rules``: every permission at most ask, but
+    the read-only ones, which keep exactly what ``rules`` say."""
+    tail = at_most_ask(rules)
+    for permission in READ_ONLY_PERMISSIONS:
+        tail.append(Rule(permission, "*", "ask"))
+        tail += [
+            Rule(permission, rule.pattern, rule.action)
+            for rule in rules
+            if wildcard_match(permission, rule.permission)
+        ]
+    return tail
+
+
+def merge(
+    layers: Iterable[ConfigLayer],
+    problems: Sequence[ConfigProblem] = (),
+    salvage: Salvage | None = None,
+    *,
+    untrusted: bool = False,
+) -> Config:
+    """Stack the usable layers, later wins; with any problem, fail closed.
+
+    ``salvage``: what the unusable sources still forbid (their denials, tools they
+    switch off); it applies on top of everything while failing closed.
+    """
     enabled: dict[str, bool] = {}
     rules: Ruleset = []
     limits = ToolOutputLimits()
@@ -222,18 +289,25 @@ def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ())
         denied.extend(layer.denied_commands)
         dirs.extend(layer.allowed_dirs)
         sandbox = _merge_sandbox(sandbox, layer.sandbox)
-    effective = [*rules, *fail_closed_rules(rules)] if problems else list(rules)
-    return Config(
+    salvaged: Ruleset = []
+    if problems and salvage is not None:
+        salvaged = list(salvage.denies)
+        for tool_id in salvage.off:
+            enabled.pop(tool_id, None)
+            enabled[tool_id] = False
+    config = Config(
         enabled=enabled,
-        rules=effective,
         tool_output=limits,
         problems=tuple(problems),
         source_rules=rules,
+        salvaged=salvaged,
+        untrusted=untrusted,
         allowed_commands=tuple(allowed),
         denied_commands=tuple(denied),
         allowed_dirs=tuple(dirs),
         sandbox=sandbox,
     )
+    return replace(config, rules=[*rules, *config.tail(rules)])
 
 
 def _merge_sandbox(settings: SandboxSettings, keys: Mapping[str, Any]) -> SandboxSettings:
@@ -252,7 +326,8 @@ def _merge_sandbox(settings: SandboxSettings, keys: Mapping[str, Any]) -> Sandbo
 
 def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
     """OpenCode's ``tools`` / ``permission`` / ``tool_output`` keys, and ``sandbox`` (ours);
-    others are ignored.
+    OpenCode's other keys are ignored, and a key neither knows is an error (a misspelt
+    ``permissions`` would otherwise drop its rules without a word).
 
     Every mistake is returned (not just the first), each naming its key.
     """
@@ -260,7 +335,9 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
         return ConfigLayer(), []
     if not isinstance(data, Mapping):
         return ConfigLayer(), [ConfigError(f"the config must be an object, got {show(data)}")]
-    errors: list[ConfigError] = []
+    errors: list[ConfigError] = [
+        _unknown_key(key) for key in data if not isinstance(key, str) or key not in KNOWN_KEYS
+    ]
     layer = ConfigLayer(enabled=_read_tools(data.get("tools"), errors))
     permission = data.get("permission")
     if _check_permission(permission, errors):
@@ -268,6 +345,13 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
     layer.max_lines, layer.max_bytes = _read_tool_output(data.get("tool_output"), errors)
     layer.sandbox = read_sandbox(data.get("sandbox"), ("sandbox",), errors)
     return layer, errors
+
+
+def _unknown_key(key: Any, known: Iterable[str] = KNOWN_KEYS, where: KeyPath = ()) -> ConfigError:
+    """A key OpenCode does not read, with the one it probably meant."""
+    close = difflib.get_close_matches(str(key), sorted(known), 1, 0.75)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return ConfigError(f"unknown key{hint} (a misspelt key would be ignored)", (*where, str(key)))
 
 
 def _read_tools(tools: Any, errors: list[ConfigError]) -> dict[str, bool]:
@@ -342,8 +426,13 @@ def _read_tool_output(output: Any, errors: list[ConfigError]) -> tuple[int | Non
             )
         )
         return None, None
+    errors += [
+        _unknown_key(key, TOOL_OUTPUT_KEYS, ("tool_output",))
+        for key in output
+        if key not in TOOL_OUTPUT_KEYS
+    ]
     limits: list[int | None] = []
-    for key in ("max_lines", "max_bytes"):
+    for key in TOOL_OUTPUT_KEYS:
         value = output.get(key)
         if value is None:
             limits.append(None)

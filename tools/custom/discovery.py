@@ -32,10 +32,14 @@ class ToolFile:
         return self.path.suffix == ".py"
 
 
-def layers(directory: Path, worktree: Path) -> list[list[Path]]:
-    """The tool folders as precedence layers, lowest first; each folder appears once."""
+def layers(directory: Path, worktree: Path, project: bool = True) -> list[list[Path]]:
+    """The tool folders as precedence layers, lowest first; each folder appears once.
+
+    ``project`` False (an untrusted folder, ``tools.trust``): the global folders only.
+    """
     bases = [global_config_dir()]
-    bases += [base / ".opencode" for base in reversed(project_ancestors(directory, worktree))]
+    if project:
+        bases += [base / ".opencode" for base in reversed(project_ancestors(directory, worktree))]
     found: list[list[Path]] = []
     seen: dict[str, int] = {}
     for base in bases:
@@ -53,15 +57,15 @@ def layers(directory: Path, worktree: Path) -> list[list[Path]]:
     return found
 
 
-def watch_dirs(directory: Path, worktree: Path) -> list[Path]:
+def watch_dirs(directory: Path, worktree: Path, project: bool = True) -> list[Path]:
     """Every folder a tool file may be added to (existing or not), for a file watcher."""
-    return [folder for layer in layers(directory, worktree) for folder in layer]
+    return [folder for layer in layers(directory, worktree, project) for folder in layer]
 
 
-def scan(directory: Path, worktree: Path) -> list[ToolFile]:
+def scan(directory: Path, worktree: Path, project: bool = True) -> list[ToolFile]:
     """The tool files, in precedence order (lowest first), each folder sorted by name."""
     files: list[ToolFile] = []
-    for rank, layer in enumerate(layers(directory, worktree)):
+    for rank, layer in enumerate(layers(directory, worktree, project)):
         for folder in layer:
             files += [ToolFile(path, rank) for path in _tool_files(folder)]
     return files

@@ -50,10 +50,14 @@ class _Candidate:
 class CustomTools:
     """The custom tools of one project directory; nothing is read until ``reload``."""
 
-    def __init__(self, directory: Path, worktree: Path, *, plugins: bool = True) -> None:
+    def __init__(
+        self, directory: Path, worktree: Path, *, plugins: bool = True, project: bool = True
+    ) -> None:
         self.directory = directory
         self.worktree = worktree
         self.use_plugins = plugins
+        # False in an untrusted folder (tools.trust): its own tool files are never imported.
+        self.project = project
         self.tools: list[Tool] = []
         self.problems: list[LoadProblem] = []
         self._digests: dict[Path, str | None] | None = None
@@ -63,18 +67,45 @@ class CustomTools:
         self._plugins: list[tuple[str, _Loaded]] = []
         self._node: node_host.NodeHost | None = None
         self._lock = threading.Lock()  # one reload at a time
+        # Once set (hold_changes), the digest each tool file may have to be loaded.
+        self._accepted: dict[Path, str | None] | None = None
 
     def watch_dirs(self) -> list[Path]:
-        return discovery.watch_dirs(self.directory, self.worktree)
+        return discovery.watch_dirs(self.directory, self.worktree, self.project)
 
     def reload(self) -> bool:
         """Rescan; True when any tool file or the plugin list changed (and was reloaded)."""
         with self._lock:
             return self._reload()
 
+    def hold_changes(self) -> None:
+        """From now on, load a new or changed tool file only once ``accept`` names it.
+
+        The sidecar calls this after its first load: code that appears on disk later
+        (a checkout, a command, an approved write) runs only after a person says so.
+        """
+        with self._lock:
+            self._accepted = dict(self._digests or {})
+
+    def held(self) -> list[Path]:
+        """Tool files on disk that are new or changed and not accepted yet."""
+        if self._accepted is None:
+            return []
+        files = discovery.scan(self.directory, self.worktree, self.project)
+        return [f.path for f in files if self._accepted.get(f.path) != discovery.digest(f.path)]
+
+    def accept(self, paths: list[Path]) -> None:
+        """Let these files (as they are now) load; ``reload`` then loads them."""
+        with self._lock:
+            if self._accepted is not None:
+                self._accepted.update({path: discovery.digest(path) for path in paths})
+
     def _reload(self) -> bool:
-        files = discovery.scan(self.directory, self.worktree)
+        files = discovery.scan(self.directory, self.worktree, self.project)
         digests = {f.path: discovery.digest(f.path) for f in files}
+        if self._accepted is not None:  # new or changed files wait for acceptance
+            files = [f for f in files if self._accepted.get(f.path) == digests[f.path]]
+            digests = {f.path: digests[f.path] for f in files}
         eps = plugins.entry_points() if self.use_plugins else []
         plugin_print = plugins.fingerprint(eps)
         if digests == self._digests and plugin_print == self._plugin_print:

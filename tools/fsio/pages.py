@@ -24,6 +24,8 @@ from typing import BinaryIO
 
 from tools.abort import AbortSignal
 from tools.errors import ToolError
+from tools.fsio import dirfd
+from tools.fsio.text import resolved
 
 MAX_LINE_LENGTH = 2000
 LINE_SUFFIX = f"... (line truncated to {MAX_LINE_LENGTH} chars)"
@@ -95,9 +97,16 @@ class _PageBuilder:
         return True
 
 
-def read_page(path: Path, offset: int, limit: int, abort: AbortSignal) -> Page | Media:
+def read_page(
+    path: Path, offset: int, limit: int, abort: AbortSignal, real: Path | None = None
+) -> Page | Media:
+    """``real``: where ``path`` was checked to be; it is opened through directory fds
+    (``dirfd``), so a symlink swapped in after the check is refused, not followed."""
     try:
-        with open(path, "rb") as handle:
+        fd = dirfd.open_file(real or resolved(path), os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for a FIFO or device
+                raise ToolError(f"Cannot read {path}: it is not a regular file")
             sample = handle.read(SAMPLE_BYTES)
             size = os.fstat(handle.fileno()).st_size
             sniffed = _sniff(sample)

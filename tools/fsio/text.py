@@ -1,18 +1,19 @@
 """Reading and writing text files so that an edit changes only what it means to.
 
 Encoding, byte-order mark, line endings and file mode survive a round trip, and
-every write is atomic: a temp file in the same directory, fsync, rename.
+every write is atomic: a temp file in the same directory, fsync, rename, all through
+directory fds (``tools.fsio.dirfd``), so what was checked is what is touched.
 """
 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from tools.fsio import dirfd
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -51,11 +52,17 @@ def decode(data: bytes) -> TextFile:
         return TextFile(data.decode("latin-1"), "latin-1")
 
 
-def read_text(path: Path) -> TextFile:
-    data = path.read_bytes()
+def read_text(path: Path, real: Path | None = None) -> TextFile:
+    """The file at ``path``; ``real``: where ``path`` was checked to be (symlinks resolved),
+    which is what is read, through directory fds (``dirfd``), never by name again."""
+    data, info = dirfd.read_file(real or resolved(path))
     decoded = decode(data)
-    mode = stat.S_IMODE(path.stat().st_mode)
-    return TextFile(decoded.text, decoded.encoding, decoded.bom, mode)
+    return TextFile(decoded.text, decoded.encoding, decoded.bom, stat.S_IMODE(info.st_mode))
+
+
+def resolved(path: Path) -> Path:
+    """``path`` with every symlink resolved now (for callers that checked nothing)."""
+    return Path(os.path.realpath(path))
 
 
 def to_line_endings(text: str, crlf: bool) -> str:
@@ -63,44 +70,46 @@ def to_line_endings(text: str, crlf: bool) -> str:
     return normalised.replace("\n", "\r\n") if crlf else normalised
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+def atomic_write(
+    path: Path,
+    data: bytes,
+    mode: int | None = None,
+    *,
+    real: Path | None = None,
+    tag: str | None = None,
+) -> None:
     """Replace ``path`` with ``data`` in one rename; parents are created.
 
     A symlink is written through (its target changes, the link stays), like an
-    editor's save.  New files get the usual umask-derived mode.
+    editor's save: ``real`` is where ``path`` was checked to be (symlinks resolved;
+    resolved now when not given), and the write goes there through directory fds,
+    so a link that appears on the way afterwards is refused (``dirfd.PathChanged``),
+    never followed.  An existing file keeps its mode; a new one gets the usual
+    umask-derived mode.  ``tag`` names the temp file (``dirfd.temp_name``).
     """
-    target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = real or resolved(path)
     if mode is None:
-        try:
-            mode = stat.S_IMODE(target.stat().st_mode)
-        except FileNotFoundError:
+        info = dirfd.lstat(target)
+        if info is not None and stat.S_ISREG(info.st_mode):
+            mode = stat.S_IMODE(info.st_mode)
+        else:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".toolhost")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(target.parent)
+    dirfd.replace(target, data, mode, tag=tag)
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def writable(info: os.stat_result) -> bool:
+    """Whether the file's own mode lets this user write it.
+
+    Replacing a file goes through its folder (a rename), which its mode does not
+    guard, so this is checked first.  As root, whom mode bits do not stop, a file
+    with no write bit at all (``0444``) still counts as read-only: its owner said so.
+    """
+    if os.geteuid() == 0:
+        return bool(info.st_mode & 0o222)
+    if info.st_uid == os.geteuid():
+        return bool(info.st_mode & stat.S_IWUSR)
+    if info.st_gid == os.getegid() or info.st_gid in os.getgroups():
+        return bool(info.st_mode & stat.S_IWGRP)
+    return bool(info.st_mode & stat.S_IWOTH)

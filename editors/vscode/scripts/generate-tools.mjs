@@ -66,11 +66,17 @@ function catalogue(toolhost) {
   }
 }
 
+// Read-only tools also in Restricted Mode; the others only in a trusted workspace. Where
+// the MCP server (mcpServer.ts) serves the whole catalogue, these would repeat it.
+export const WHEN_READ_ONLY = '!toolhost.mcpServer || !isWorkspaceTrusted';
+export const WHEN_OTHERS = 'isWorkspaceTrusted && !toolhost.mcpServer';
+
 export function contribution(tool) {
   const readOnly = tool.annotations?.readOnlyHint === true;
   const openWorld = tool.annotations?.openWorldHint === true;
   return {
     name: PREFIX + tool.id,
+    when: readOnly ? WHEN_READ_ONLY : WHEN_OTHERS,
     toolReferenceName: PREFIX + tool.id,
     displayName: DISPLAY_NAMES[tool.id] ?? tool.id,
     userDescription: tool.description.split('\n')[0],

@@ -14,6 +14,7 @@ import { DiagnosticsFamily } from './diagnostics';
 import { DiskWritesFamily } from './diskWritten';
 import { EditsFamily } from './edits';
 import { registerLanguageModelTools } from './lmTools';
+import { registerMcpServer } from './mcpServer';
 import { LspFamily } from './lsp';
 import { permissionDefaults, PermissionsFamily } from './permissions';
 import { ProgressFamily } from './progress';
@@ -63,6 +64,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
     ...registerCommands(manager, api, results),
     registerRulesCommand(manager),
     ...registerLanguageModelTools(api, contributed),
+    ...registerMcpServer(manager),
     onDidChangeRestartSetting((setting) => manager.restart(`${setting} changed`)),
     ...watchTrust(manager),
   );

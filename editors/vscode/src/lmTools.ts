@@ -9,6 +9,7 @@
 import * as vscode from 'vscode';
 import { ToolhostApi } from './api';
 import { errorText, traceInfo } from './common/logging';
+import { markConfirmed } from './confirmed';
 import { ContributedTool } from './trust';
 
 type Input = Record<string, unknown>;
@@ -36,8 +37,11 @@ export async function invoke(
   token?: vscode.CancellationToken,
 ): Promise<vscode.LanguageModelToolResult> {
   let text: string;
+  // VS Code confirmed this call (prepare asked): toolhost's review may be skipped for it.
+  const callID = `call_lm${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+  const confirmed = needsConfirmation(tool) ? markConfirmed(callID) : undefined;
   try {
-    const result = await api.executeTool(tool.id, input, { token });
+    const result = await api.executeTool(tool.id, input, { token, callID });
     const files = (result.attachments ?? []).map((a) => `[attachment: ${a.filename ?? 'file'} (${a.mime})]`);
     text = [result.output, ...files].join('\n');
   } catch (error) {
@@ -45,19 +49,26 @@ export async function invoke(
       throw error;
     }
     text = `toolhost could not run ${tool.id}: ${errorText(error)}`;
+  } finally {
+    confirmed?.dispose();
   }
   return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
 }
 
 export function prepare(tool: ContributedTool, input: Input): vscode.PreparedToolInvocation {
   const prepared: vscode.PreparedToolInvocation = { invocationMessage: invocationMessage(tool.id, input) };
-  if (!tool.readOnly || tool.openWorld) {
+  if (needsConfirmation(tool)) {
     prepared.confirmationMessages = {
       title: `Allow toolhost to run ${tool.id}?`,
       message: new vscode.MarkdownString(confirmationText(tool.id, input)),
     };
   }
   return prepared;
+}
+
+/** Tools that change things or reach the network are confirmed in chat first. */
+export function needsConfirmation(tool: ContributedTool): boolean {
+  return !tool.readOnly || tool.openWorld;
 }
 
 function str(value: unknown): string {

@@ -9,7 +9,9 @@
  */
 import * as vscode from 'vscode';
 import { CancellationToken, LanguageClient } from 'vscode-languageclient/node';
+import { traceInfo } from './common/logging';
 import { RequestFamily } from './common/server';
+import { skipReview } from './confirmed';
 import { ReviewController } from './review/controller';
 import { ReviewFeatures } from './review/presenter';
 import { RULE_SCOPES, RuleScope } from './review/review';
@@ -36,10 +38,18 @@ export class PermissionsFamily implements RequestFamily {
       client.onRequest('permission/ask', (params: PermissionAsk, token: CancellationToken) =>
         this.ask(params, token),
       ),
+      // Answered elsewhere, or the call was cancelled: drop the review.
+      client.onNotification('permission/withdrawn', (params: { id?: unknown }) => {
+        if (typeof params?.id === 'string') this.reviews.withdraw(params.id);
+      }),
     ];
   }
 
   ask(params: PermissionAsk, token?: CancellationToken): Promise<PermissionReply> {
+    if (skipReview(params.callID)) {
+      traceInfo(`permission/ask ${params.tool}: VS Code confirmed this call already; allowed once`);
+      return Promise.resolve({ reply: 'once' });
+    }
     return this.reviews.ask(params, token);
   }
 

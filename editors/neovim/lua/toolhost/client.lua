@@ -244,7 +244,10 @@ function M.start(root, opts)
     cmd_env = config.options.cmd_env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
-    init_options = config.init_options(),
+    init_options = vim.tbl_extend("force", config.init_options(), {
+      -- nil (nothing to trust) leaves it out: the sidecar decides.
+      trusted = require("toolhost.trust").decide(root, config.options.trust),
+    }),
     handlers = M.handlers(),
     -- Every change at once (as VS Code does): the sidecar waits for the didChange of
     -- an edit it applied before saving, and a read right after typing sees the text.

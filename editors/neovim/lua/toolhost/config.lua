@@ -24,6 +24,10 @@ M.defaults = {
   agent = nil, ---@type string? default agent, e.g. "build"
   model = nil, ---@type {providerID: string, modelID: string}? for per-model tool filtering
   config = nil, ---@type table? OpenCode-style config overrides, e.g. { permission = { edit = "ask" } }
+  -- Whether the project's own config and tool files may be used (:help toolhost-trust).
+  -- "ask": a folder that has some is asked about once, with Neovim's vim.secure (:trust);
+  -- "trusted" / "untrusted": every folder, without asking.
+  trust = "ask", ---@type "ask"|"trusted"|"untrusted"
 
   -- The sidecar requests this plugin answers. Switch one off to get the sidecar's
   -- fallback instead (e.g. permissionAsk = false: Neovim's own showMessageRequest prompt).
@@ -117,6 +121,7 @@ M.types = {
   agent = { "string", "nil" },
   model = { "table", "nil" },
   config = { "table", "nil" },
+  trust = { "string" },
   editor = { "table" },
   diagnostics = { "table" },
   review = { "table" },

@@ -247,6 +247,9 @@ export class ServerManager implements vscode.Disposable {
       traceOutputChannel: log(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: {
+        // Workspace trust: in Restricted Mode the sidecar lets the folder's own config
+        // only restrict and never loads its custom tools (docs/protocol.md, Trust).
+        trusted: vscode.workspace.isTrusted,
         editor: this.editorFlags(),
         diagnostics: { waitMs: settings.diagnosticsWaitMs },
         config: mergeConfig(settings.config, this.options.configOverrides()),

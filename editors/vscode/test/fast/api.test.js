@@ -31,6 +31,7 @@ test('initialize advertises exactly the requests the extension answers', () => {
   assert.deepEqual(params.initializationOptions.diagnostics, { waitMs: 1234 });
   assert.deepEqual(params.initializationOptions.config, {});
   assert.equal('permissionDefaults' in params.initializationOptions, false, 'review is off in this file');
+  assert.equal(params.initializationOptions.trusted, true);
   assert.equal(params.rootUri, s.uri('').toString().replace(/\/$/, ''));
 });
 

@@ -16,6 +16,10 @@ before(async () => {
 });
 after(() => s.dispose());
 
+test('the sidecar is told the workspace is not trusted', () => {
+  assert.equal(initializeParams().initializationOptions.trusted, false);
+});
+
 test('the sidecar starts with every non-read-only built-in switched off', () => {
   const { config } = initializeParams().initializationOptions;
   for (const id of ['bash', 'edit', 'write', 'multiedit', 'apply_patch', 'todowrite']) {

@@ -1373,6 +1373,22 @@ const lm = {
   },
 };
 
+// VS Code 1.101's MCP server definition API; absent (as in 1.100) until a test enables it.
+const mcpProviders = new Map();
+class McpStdioServerDefinition {
+  constructor(label, command, args, env, version) {
+    Object.assign(this, { label, command, args, env, version });
+  }
+}
+function enableMcpApi() {
+  api.version = '1.101.0';
+  lm.registerMcpServerDefinitionProvider = (id, provider) => {
+    mcpProviders.set(id, provider);
+    return new Disposable(() => mcpProviders.delete(id));
+  };
+  api.McpStdioServerDefinition = McpStdioServerDefinition;
+}
+
 const env = {
   language: 'en',
   appName: 'vscode stub',
@@ -1469,6 +1485,8 @@ const stub = {
   outputChannels,
   tabGroup,
   lmTools,
+  mcpProviders,
+  enableMcpApi,
   watchers,
   extensionsById,
   emitters,

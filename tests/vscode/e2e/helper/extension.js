@@ -75,6 +75,9 @@ function sleepers(marker) {
 async function activate() {
   if (!MARKER) return;
   log({ event: 'helper-activated', vscode: vscode.version });
+  if (process.env.TOOLHOST_E2E_SCENARIO === 'restricted') {
+    return require('./restricted').run({ step, log, sleep, waitFor });
+  }
   const folder = vscode.workspace.workspaceFolders[0].uri;
   const file = (name) => vscode.Uri.joinPath(folder, name);
   const disk = (name) => fs.readFileSync(path.join(folder.fsPath, name), 'utf8');
@@ -123,7 +126,12 @@ async function activate() {
     const text = result.content
       .map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : ''))
       .join('');
-    return { names, text };
+    // What this VS Code offers for toolhost's MCP server (mcpServer.ts feature-detects it).
+    const mcpApi = typeof vscode.lm.registerMcpServerDefinitionProvider;
+    const when = Object.fromEntries(
+      toolhost.packageJSON.contributes.languageModelTools.map((t) => [t.name, t.when]),
+    );
+    return { names, text, mcpApi, version: vscode.version, when };
   });
 
   await step('read-unsaved', async () => {

@@ -1,0 +1,213 @@
+"""The MCP server itself: the official SDK's low-level ``Server`` over a Backend.
+
+The SDK owns the protocol: the ``initialize`` handshake (2024-11-05 through
+2025-11-25 negotiated), the 2026-07-28 per-request envelope (stateless: no
+handshake, change notifications through ``subscriptions/listen``), cancellation
+(``notifications/cancelled`` cancels the handler, which cancels the tool), and
+progress tokens.  This module only translates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+from server import __version__
+from server.mcp.backend import Backend, CallHooks
+from server.mcp.catalogue import error_result, mcp_result, mcp_tool
+
+log = logging.getLogger("toolhost.mcp")
+
+INSTRUCTIONS = (
+    "toolhost: OpenCode's coding tools (read, edit, write, bash, grep, ...) for this project. "
+    "Paths are absolute or relative to the project folder. When toolhost is attached to the "
+    "user's editor, reads see the editor's unsaved buffers and edits go through its review."
+)
+DIFF_CHARS = 4000
+DECISIONS = {"once": "Allow once", "always": "Always allow", "reject": "Reject"}
+ASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "decision": {
+            "type": "string",
+            "title": "Decision",
+            "oneOf": [{"const": value, "title": title} for value, title in DECISIONS.items()],
+            "default": "once",
+        },
+        "message": {
+            "type": "string",
+            "title": "Message to the agent",
+            "description": "Optional: why not, or what to do instead.",
+        },
+    },
+    "required": ["decision"],
+}
+
+
+class ToolhostMcp:
+    """One MCP connection (this process serves one client over stdio)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        backend.on_changed = self.tools_changed
+        self.bus = InMemorySubscriptionBus()
+        self.sessions: list[ServerSession] = []
+        self.server: Server[Any] = Server(
+            "toolhost",
+            version=__version__,
+            title="toolhost",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+        self.server.add_notification_handler(
+            "notifications/initialized", types.NotificationParams, self._initialized
+        )
+
+    def initialization_options(self) -> Any:
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    async def tools_changed(self) -> None:
+        """Tell the client to list the tools again (handshake era and listen streams)."""
+        for session in list(self.sessions):
+            try:
+                await session.send_tool_list_changed()
+            except Exception as error:  # the client is gone
+                log.debug("tools/list_changed not sent: %s", error)
+        await self.bus.publish(ToolsListChanged())
+
+    async def _initialized(
+        self, ctx: ServerRequestContext[Any], params: types.NotificationParams
+    ) -> None:
+        # The connection's session outlives this notification: list_changed goes through it.
+        self.sessions.append(ctx.session)
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        tools = await self.backend.list_tools()
+        return types.ListToolsResult.model_validate({"tools": [mcp_tool(t) for t in tools]})
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        progress = ProgressPump(ctx.session)
+        hooks = CallHooks(progress.push, elicit_hook(ctx))
+        try:
+            result = mcp_result(await self.backend.call(params.name, params.arguments or {}, hooks))
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a fault outside the tool: the client still gets a result
+            log.exception("tools/call %s failed", params.name)
+            result = error_result(
+                f"toolhost failed unexpectedly while running {params.name} ({error}). You may "
+                "retry, or continue another way."
+            )
+        finally:
+            await progress.close()
+        return types.CallToolResult.model_validate(result)
+
+
+def can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+    """The client declared form elicitation (an empty ``elicitation`` means form)."""
+    capabilities = ctx.session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None or not ctx.session.can_send_request:
+        return False
+    return elicitation.form is not None or elicitation.url is None
+
+
+def elicit_hook(ctx: ServerRequestContext[Any]) -> Any:
+    if not can_elicit(ctx):
+        return None
+
+    async def elicit(ask: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            answer = await ctx.session.elicit_form(
+                ask_message(ask), ASK_SCHEMA, related_request_id=ctx.request_id
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the client refused the request
+            log.warning("elicitation for %s failed: %s", ask.get("tool"), error)
+            return None
+        content = answer.content or {}
+        decision = content.get("decision") if answer.action == "accept" else "reject"
+        if decision not in DECISIONS:
+            decision = "reject"
+        message = content.get("message") if answer.action == "accept" else None
+        if answer.action != "accept":
+            message = "The user dismissed the permission prompt."
+        return {"reply": decision, "message": message if isinstance(message, str) else None}
+
+    return elicit
+
+
+def ask_message(ask: dict[str, Any]) -> str:
+    """A permission ask as the text of a prompt: what, on what, and the diff of an edit."""
+    patterns = ", ".join(str(p) for p in ask.get("patterns") or [])
+    text = (
+        f"{ask.get('title') or ask.get('tool')}\n"
+        f"{ask.get('tool')} asks for the `{ask.get('permission')}` permission on: {patterns}"
+    )
+    metadata = ask.get("metadata") or {}
+    detail = metadata.get("diff") or metadata.get("command")
+    if isinstance(detail, str) and detail:
+        if len(detail) > DIFF_CHARS:
+            detail = detail[:DIFF_CHARS] + f"\n... ({len(detail) - DIFF_CHARS} more characters)"
+        text += f"\n\n{detail}"
+    return text
+
+
+class ProgressPump:
+    """A running tool's updates as progress notifications, in order, all sent before
+    the result (nothing is sent when the call carried no progress token)."""
+
+    def __init__(self, session: ServerSession) -> None:
+        self.session = session
+        self.count = 0
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.task: asyncio.Task[None] | None = None
+
+    def push(self, update: dict[str, Any]) -> None:
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._send())
+        self.queue.put_nowait(progress_message(update))
+
+    async def _send(self) -> None:
+        while (message := await self.queue.get()) is not None:
+            self.count += 1
+            try:
+                await self.session.report_progress(self.count, None, message)
+            except Exception as error:  # the client went away
+                log.debug("progress not sent: %s", error)
+
+    async def close(self) -> None:
+        if self.task is None:
+            return
+        self.queue.put_nowait(None)
+        try:
+            await asyncio.shield(self.task)
+        except asyncio.CancelledError:  # the call was cancelled: drop what is left
+            self.task.cancel()
+            raise
+        except Exception as error:
+            log.debug("progress ended: %s", error)
+
+
+def progress_message(update: dict[str, Any]) -> str:
+    """One line for a progress bar: the title, or the last line a command printed."""
+    metadata = update.get("metadata") or {}
+    output = metadata.get("output") if isinstance(metadata, dict) else None
+    if isinstance(output, str) and output.strip():
+        return output.strip().splitlines()[-1][:200]
+    title = update.get("title")
+    return str(title)[:200] if title else "working"

@@ -1,0 +1,172 @@
+-- avante.nvim (the real plugin, pinned) with toolhost's tools registered by
+-- require("toolhost.integrations.avante").setup(). avante's chat needs its Rust
+-- library, which cannot be built offline, so this drives its Lua directly:
+-- llm_tools.get_tools (what a chat offers), llm_tools.process_tool_use (how a chat
+-- runs a tool call, with its on_complete callback API) and the OpenAI provider's
+-- transform_tool (the schema a chat sends).
+local T = dofile(vim.env.TOOLHOST_TEST_REPO .. "/tests/nvim/harness.lua")
+local plugins = assert(vim.env.TOOLHOST_NVIM_PLUGINS, "TOOLHOST_NVIM_PLUGINS is not set")
+for _, name in ipairs({ "plenary.nvim", "nui.nvim", "avante.nvim" }) do
+  vim.opt.runtimepath:append(plugins .. "/" .. name)
+end
+
+local root = T.project("avante", {
+  ["notes.txt"] = "saved on disk\n",
+  ["opencode.json"] = vim.json.encode({ permission = { edit = "ask" } }),
+})
+vim.cmd.cd(root)
+
+-- Count tools/list requests, to prove lookups are served from the cache.
+local toolhost = require("toolhost")
+local lists = 0
+local list = toolhost.list
+toolhost.list = function(...)
+  lists = lists + 1
+  return list(...)
+end
+toolhost.setup({ cmd = T.toolhost, trust = "trusted" })
+require("avante.config").setup({ provider = "openai" })
+require("toolhost.integrations.avante").setup()
+
+local llm_tools = require("avante.llm_tools")
+
+local function find(name)
+  for _, tool in ipairs(llm_tools.get_tools("", {})) do
+    if tool.name == name then
+      return tool
+    end
+  end
+end
+
+---process_tool_use as avante's chat calls it; waits for on_complete.
+local function use(name, input)
+  local done, result, err = false, nil, nil
+  local logs = {}
+  local ret, ret_err = llm_tools.process_tool_use(llm_tools.get_tools("", {}), {
+    id = "toolu_" .. name,
+    name = name,
+    input = input,
+  }, {
+    on_log = function(_, _, log)
+      table.insert(logs, log)
+    end,
+    on_complete = function(r, e)
+      done, result, err = true, r, e
+    end,
+  })
+  T.eq(ret, nil, "process_tool_use answers through on_complete (result)")
+  T.eq(ret_err, nil, "process_tool_use answers through on_complete (error)")
+  T.wait(function()
+    return done
+  end, name .. " to complete", 30000)
+  return result, err, logs
+end
+
+T.test("every toolhost tool is an avante custom tool, and lookups use the cache", function()
+  T.wait(function()
+    return find("toolhost_read") ~= nil
+  end, "toolhost_read among avante's tools", 20000)
+  local names = vim.tbl_map(function(tool)
+    return tool.name
+  end, llm_tools.get_tools("", {}))
+  local ids = { "read", "edit", "write", "multiedit", "bash", "grep", "glob", "todowrite" }
+  for _, id in ipairs(ids) do
+    local name = "toolhost_" .. id
+    T.ok(vim.tbl_contains(names, name), name .. " in " .. table.concat(names, ", "))
+  end
+  T.ok(vim.tbl_contains(names, "glob"), "avante's own tools are kept")
+  local before = lists
+  for _ = 1, 50 do
+    llm_tools.get_tools("", {})
+    llm_tools.get_tool_names()
+  end
+  T.eq(lists, before, "tools/list requests made by 50 lookups")
+end)
+
+T.test("the schema avante sends keeps enums, array items and nested objects", function()
+  local openai = require("avante.providers.openai")
+  local todo = openai:transform_tool(find("toolhost_todowrite"))
+  local todos = todo["function"].parameters.properties.todos
+  T.eq(todos.type, "array", "todos type")
+  T.eq(todos.items.type, "object", "todos items type")
+  local statuses = { "pending", "in_progress", "completed", "cancelled" }
+  T.eq(todos.items.properties.status.enum, statuses, "status enum")
+  T.ok(vim.tbl_contains(todos.items.required, "content"), "nested required")
+  local multiedit = openai:transform_tool(find("toolhost_multiedit"))
+  local edits = multiedit["function"].parameters.properties.edits
+  T.eq(edits.items.properties.oldString.type, "string", "edits items")
+  local encoded = vim.json.encode(openai:transform_tool(find("toolhost_todoread")))
+  T.contains(encoded, '"properties":{}', "an empty object stays an object in JSON")
+end)
+
+T.test("process_tool_use runs toolhost_read on the unsaved buffer", function()
+  vim.cmd.edit(root .. "/notes.txt")
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "typed, not saved" })
+  T.wait(function()
+    return T.client(root) ~= nil
+  end, "the client")
+  local result, err, logs = use("toolhost_read", { filePath = root .. "/notes.txt" })
+  T.eq(err, nil, "read error")
+  T.contains(result, "1: typed, not saved")
+  T.ok(#logs > 0, "on_log was called")
+end)
+
+T.test("an edit asks toolhost's review; a rejection reaches avante as the error", function()
+  local prompts = T.answer_prompts(function()
+    return "Allow once"
+  end)
+  local result, err = use("toolhost_edit", {
+    filePath = root .. "/notes.txt",
+    oldString = "not saved",
+    newString = "reviewed",
+  })
+  T.eq(err, nil, "edit error")
+  T.contains(result, "Edit applied successfully.")
+  T.eq(#prompts, 1, "review prompts")
+  T.eq(T.buf_text(0), "typed, reviewed\n", "the buffer")
+  T.eq(T.read(root .. "/notes.txt"), "typed, reviewed\n", "the file (saved by the editor)")
+
+  T.answer_prompts(function()
+    return "Reject"
+  end)
+  local rejected, why = use("toolhost_edit", {
+    filePath = root .. "/notes.txt",
+    oldString = "reviewed",
+    newString = "changed",
+  })
+  T.eq(rejected, nil, "no result for a rejected edit")
+  T.contains(why, "rejected")
+  T.eq(T.read(root .. "/notes.txt"), "typed, reviewed\n", "unchanged")
+end)
+
+T.test("a new custom tool appears in avante after tools/listChanged", function()
+  -- New tool code waits for a person's yes (toolhost asks, as for an edit).
+  local asked = T.answer_prompts(function()
+    return "Allow once"
+  end)
+  T.write(
+    root .. "/.opencode/tools/shout.py",
+    table.concat({
+      "from pydantic import BaseModel, Field",
+      "from tools import tool",
+      "",
+      "class Args(BaseModel):",
+      '    word: str = Field(description="what to shout")',
+      "",
+      "async def run(args, ctx):",
+      "    return args.word.upper()",
+      "",
+      'default = tool(description="Shouts a word", args=Args, execute=run)',
+      "",
+    }, "\n")
+  )
+  T.wait(function()
+    return find("toolhost_shout") ~= nil
+  end, "toolhost_shout among avante's tools", 20000)
+  T.ok(#asked >= 1, "the person was asked to accept the new tool file")
+  local result, err = use("toolhost_shout", { word = "hey" })
+  T.eq(err, nil, "shout error")
+  T.eq(result, "HEY", "shout result")
+end)
+
+T.run()

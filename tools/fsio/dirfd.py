@@ -1,0 +1,192 @@
+"""Files reached through directory file descriptors, never through a symbolic link.
+
+A file tool checks a path once (``tools.paths``: where it really is, every symlink
+resolved) and then must touch exactly what it checked.  Opening the checked path by
+name would resolve it again, and a folder swapped for a link in between (``d`` ->
+``/elsewhere``) would take the write elsewhere.  So every function here takes a path
+whose symlinks are already resolved and walks it from ``/``: each folder is opened
+with ``O_DIRECTORY | O_NOFOLLOW`` relative to the one above, the file itself with
+``O_NOFOLLOW``, and a replacement is created and renamed inside its folder's fd.  A
+symlink met on the way means the path changed after it was checked: ``PathChanged``.
+
+The final name is never followed either: ``replace`` puts a file where a symlink
+appeared (the link is replaced, its target untouched), ``read_file`` refuses one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class PathChanged(OSError):
+    """A symlink appeared on a path after it was checked; nothing was touched."""
+
+    def __init__(self, path: Path, where: Path) -> None:
+        super().__init__(
+            errno.ELOOP,
+            f"{where} became a symbolic link after the path was checked, so {path} "
+            "was not touched (it could now lead somewhere else)",
+            str(path),
+        )
+        self.where = where
+
+
+def _components(path: Path) -> tuple[str, ...]:
+    if not path.is_absolute():
+        raise ValueError(f"{path} is not absolute")
+    return path.parts[1:]
+
+
+def open_dir(directory: Path, *, create: bool = False) -> int:
+    """An fd of ``directory``, walked from ``/`` without following links.
+
+    ``create`` makes missing folders (mode 0777 less the umask), as ``mkdir -p``.
+    """
+    names = _components(directory)
+    fd = os.open("/", _DIR_FLAGS)
+    here = Path("/")
+    for name in names:
+        here = here / name
+        fd = _step(fd, name, here, directory, create)  # consumes the fd it is given
+    return fd
+
+
+def _step(fd: int, name: str, here: Path, target: Path, create: bool) -> int:
+    """Open ``name`` inside ``fd`` as a folder (closing ``fd``); the new fd."""
+    try:
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):  # made meanwhile: open it below
+                os.mkdir(name, 0o777, dir_fd=fd)
+            return os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError as error:
+            if error.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, name):
+                raise PathChanged(target, here) from None
+            raise
+    finally:
+        os.close(fd)
+
+
+def _is_link(fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def parent(path: Path, *, create: bool = False) -> Iterator[tuple[int, str]]:
+    """``(fd of path's folder, path's name)``; the fd is closed afterwards."""
+    if path.name == "":
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    fd = open_dir(path.parent, create=create)
+    try:
+        yield fd, path.name
+    finally:
+        os.close(fd)
+
+
+def lstat(path: Path) -> os.stat_result | None:
+    """The path's own status (a link is not followed), or None when nothing is there."""
+    try:
+        with parent(path) as (fd, name):
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def open_file(path: Path, flags: int = os.O_RDONLY) -> int:
+    """An fd of the file at ``path`` itself (``O_NOFOLLOW``: a link there is refused)."""
+    with parent(path) as (fd, name):
+        try:
+            return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise PathChanged(path, path) from None
+            raise
+
+
+def read_file(path: Path) -> tuple[bytes, os.stat_result]:
+    """A regular file's bytes and status; a FIFO or device is refused unopened."""
+    info = lstat(path)
+    if info is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    if stat.S_ISLNK(info.st_mode):
+        raise PathChanged(path, path)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    fd = open_file(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):  # swapped for a FIFO after the lstat
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return handle.read(), info
+
+
+def temp_name(name: str, tag: str | None = None) -> str:
+    """The temp file a replacement of ``name`` is written to first (hidden, in its folder)."""
+    return f".{name}.{tag or secrets.token_hex(4)}.toolhost"
+
+
+def replace(path: Path, data: bytes, mode: int, *, tag: str | None = None) -> None:
+    """Put ``data`` at ``path`` in one rename inside its folder; missing folders are made.
+
+    Written to a temp file beside it (``temp_name``), flushed, given ``mode``, renamed
+    over the name (a link there is replaced, not followed) and the folder flushed.
+    """
+    with parent(path, create=True) as (fd, name):
+        tmp = temp_name(name, tag)
+        out = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+            dir_fd=fd,
+        )
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(out, view) :]
+                os.fsync(out)
+                os.fchmod(out, mode)
+            finally:
+                os.close(out)
+            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=fd)
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+
+
+def unlink(path: Path) -> None:
+    """Remove the name ``path`` (a link itself, never its target)."""
+    with parent(path) as (fd, name):
+        os.unlink(name, dir_fd=fd)
+
+
+def symlink(target: str, path: Path) -> None:
+    with parent(path) as (fd, name):
+        os.symlink(target, name, dir_fd=fd)
+
+
+def readlink(path: Path) -> str:
+    with parent(path) as (fd, name):
+        return os.readlink(name, dir_fd=fd)
+
+
+def rmdir(path: Path) -> None:
+    with parent(path) as (fd, name):
+        os.rmdir(name, dir_fd=fd)

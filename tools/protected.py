@@ -1,0 +1,105 @@
+"""Files that decide what the agent may do: a change to one always asks a person.
+
+Config files (``opencode.json[c]``, ``tools.yaml``), everything under ``.opencode/``
+(config, custom tools, plugins), the user's global config dir (its custom tools too),
+git's hooks and config (``core.hooksPath``, ``core.fsmonitor`` and aliases run
+commands), the editors' project settings that run code when a folder opens, and
+toolhost's own trust store and crash journal.  Writing any of them would let the
+agent widen its own permissions or run code outside every check, so the change
+pipeline asks for it every time, whatever the rules allow, with a prompt that says
+so, and an "always" answer is not remembered for it (``tools.changes.commit``).
+
+The bash sandbox keeps the project's copies read-only at the kernel level
+(``tools.bash.sandbox.settings.PROTECTED``); this list is the file tools' side of
+the same promise, and a superset of it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tools.config.dirs import global_config_dir
+from tools.paths import is_inside
+
+if TYPE_CHECKING:
+    from tools.host import ToolHost
+
+# Anywhere in the project, by name: the config files OpenCode and toolhost read.
+PROTECTED_NAMES = frozenset({"opencode.json", "opencode.jsonc", "tools.yaml"})
+# In the project, by path from its root (a folder protects everything under it).
+PROTECTED_IN_PROJECT = (
+    ".opencode",
+    ".git/hooks",
+    ".git/config",
+    ".vscode",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+)
+
+ALTERS = (
+    "This change alters what the agent may do (its permissions, its tools, or code that "
+    'runs on its behalf), so it is asked every time and cannot be allowed with "always".'
+)
+
+
+def protected_roots(host: ToolHost) -> list[Path]:
+    """Folders and files protected wherever they are (outside the project too)."""
+    from tools.changes.journal import journal_root
+    from tools.trust import store_path
+
+    roots = [global_config_dir(), *host.custom_watch_dirs(), store_path(), journal_root()]
+    for project in dict.fromkeys((host.worktree, host.directory)):
+        roots += [project / name for name in PROTECTED_IN_PROJECT]
+    return list(dict.fromkeys(roots))
+
+
+def reason(path: Path, host: ToolHost) -> str | None:
+    """Why a change to ``path`` alters what the agent may do, or None."""
+    forms = _forms(path)
+    for form in forms:
+        inside_project = any(is_inside(form, root) for root in _projects(host))
+        if inside_project and form.name in PROTECTED_NAMES:
+            return f"{form.name} is a config file that sets the agent's permissions and tools"
+        for root in protected_roots(host):
+            for root_form in _forms(root):
+                if is_inside(form, root_form):
+                    return _why(root_form, host)
+    return None
+
+
+def _why(root: Path, host: ToolHost) -> str:
+    name = root.name
+    if name == "hooks" or root.parent.name == ".git":
+        return "git runs the hooks and obeys the config in .git on the user's behalf"
+    if name == ".opencode":
+        return ".opencode holds the project's config and custom tools (code the tools run)"
+    if any(is_inside(root, d) for d in _forms(global_config_dir())):
+        return "it is in the user's own config folder (global config and custom tools)"
+    if name in (".vscode", ".nvim.lua", ".nvimrc", ".exrc"):
+        return f"{name} holds editor settings that can run code when the folder is opened"
+    return "toolhost's own trust store and crash journal decide what it does on its next start"
+
+
+def _projects(host: ToolHost) -> list[Path]:
+    return [form for root in (host.worktree, host.directory) for form in _forms(root)]
+
+
+def _forms(path: Path) -> list[Path]:
+    """The path as written and with its symlinks resolved: either one may be protected."""
+    written = Path(os.path.normpath(path))
+    real = Path(os.path.realpath(written))
+    return [written] if real == written else [written, real]
+
+
+def protected_changes(paths: Iterable[Path], host: ToolHost) -> dict[Path, str]:
+    """The paths among ``paths`` that are protected, each with why."""
+    found: dict[Path, str] = {}
+    for path in paths:
+        why = reason(path, host)
+        if why is not None:
+            found[path] = why
+    return found
