@@ -9,7 +9,10 @@ extension (``e2e/helper``) that calls toolhost's exported API; Debian's chromium
 driven by playwright-core (``e2e/drive.js``), clicks the permission notifications and
 presses Ctrl+Z as a user would.
 
-Skipped only where chromium or npm is missing.
+The Debian packages it needs (chromium, code-server's build dependencies) are
+installed by ``e2e/install-debs.sh`` when the test runs as root, as ``.ci/run`` does;
+otherwise, and only where chromium or npm is then missing, it is skipped with the
+command to run.
 """
 
 from __future__ import annotations
@@ -44,11 +47,21 @@ HERE = Path(__file__).resolve().parent
 E2E = HERE / "e2e"
 CODE_SERVER_VERSION = "4.100.3"
 
+LONG = "".join(f"line {n}\n" for n in range(1, 31))
+
 WORKSPACE = {
     "notes.txt": "saved line\n",
     "app.txt": "hello\nsecond line\n",
     "keep.txt": "keep me as I am\n",
     "config.json": '{"name": "ok"}\n',
+    "closed.json": '{"b": 2}\n',
+    "later.txt": "waiting\n",
+    "draft.txt": "alpha\nbeta\ngamma\n",
+    "overlap.txt": "top\nmiddle\nbottom\n",
+    "long.txt": LONG,
+    "fix.txt": "colour\n",
+    "p1.txt": "first file\n",
+    "p2.txt": "second file\n",
 }
 
 USER_SETTINGS = {
@@ -62,8 +75,7 @@ USER_SETTINGS = {
     "editor.formatOnSave": False,
     "files.insertFinalNewline": False,
     "files.trimTrailingWhitespace": False,
-    # Every edit asks, so the test sees the diff and the notification.
-    "toolhost.config": {"permission": {"edit": "ask"}},
+    # No toolhost.config: review by default (permissionDefaults) makes edits and commands ask.
     "toolhost.diagnostics.waitMs": 5000,
 }
 
@@ -129,6 +141,7 @@ PACKAGE_SOURCES = (
     ".vscodeignore",
     "LICENSE",
     "README.md",
+    "media",
 )
 
 
@@ -165,13 +178,15 @@ class Layout:
         self.workspace = self.tmp / "ws"
         self.user_data = self.tmp / "user-data"
         self.extensions = self.tmp / "extensions"
-        self.shots = self.tmp / "screenshots"
+        # $TOOLHOST_E2E_SHOTS keeps the screenshots somewhere to look at them.
+        self.shots = Path(os.environ.get("TOOLHOST_E2E_SHOTS") or self.tmp / "screenshots")
         self.marker = self.tmp / "marker.jsonl"
         self.control = self.tmp / "control.jsonl"
 
     def create(self) -> None:
-        for folder in (self.workspace, self.user_data / "User", self.extensions, self.shots):
+        for folder in (self.workspace, self.user_data / "User", self.extensions):
             folder.mkdir(parents=True)
+        self.shots.mkdir(parents=True, exist_ok=True)
         for name, text in WORKSPACE.items():
             (self.workspace / name).write_text(text)
         # code-server's extension host takes PATH from the login shell, not from this
@@ -239,8 +254,9 @@ def run_driver(code_server: Path, layout: Layout, port: int) -> dict[str, Any]:
         "CHROMIUM": chromium() or "",
     }
     done = subprocess.run(
-        ["node", *args], env=env, capture_output=True, text=True, timeout=300, check=False
+        ["node", *args], env=env, capture_output=True, text=True, timeout=420, check=False
     )
+    (layout.tmp / "driver.json").write_text(done.stdout + "\n--- stderr\n" + done.stderr)
     lines = done.stdout.strip().splitlines()
     try:
         seen = json.loads(lines[-1]) if lines else {}
@@ -295,11 +311,21 @@ def end_group(server: subprocess.Popen[bytes]) -> None:
             continue
 
 
+def require_debs() -> None:
+    """Installs the tier's Debian packages (as root); skips, saying what to run, without."""
+    done = run(["bash", str(E2E / "install-debs.sh")], HERE, 900)
+    if done.returncode == 3 and chromium() is None:
+        pytest.skip(
+            f"the real-VS-Code tier needs Debian packages ({done.stdout.strip()}): "
+            f"run `sudo bash {E2E / 'install-debs.sh'}`"
+        )
+    assert done.returncode in (0, 3), f"installing the Debian packages failed:\n{output_of(done)}"
+
+
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     require_node()
-    if chromium() is None:
-        pytest.skip("the real-VS-Code tier needs Debian's chromium (apt-get install chromium)")
+    require_debs()
     tmp = tmp_path_factory.mktemp("vscode-e2e")
     timings: dict[str, float] = {}
     started = time.monotonic()
@@ -314,6 +340,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
 def test_extension_activates_and_starts_the_sidecar(scenario: Scenario) -> None:
     step = scenario.step("activate")
     assert {"listTools", "executeTool"} <= set(step["exports"])
+    assert {"pendingReviews", "answerReview", "onDidChangePendingReviews"} <= set(step["exports"])
     assert {"read", "edit", "write", "bash", "lsp"} <= set(step["tools"])
 
 
@@ -344,18 +371,19 @@ def test_a_read_through_the_api_serves_the_unsaved_buffer(scenario: Scenario) ->
     assert step["disk"] == "saved line\n"
 
 
-def test_allow_shows_the_diff_and_applies_the_edit_through_vscode(scenario: Scenario) -> None:
+def test_an_edit_waits_with_the_diff_beside_the_editor_and_whole_button_labels(
+    scenario: Scenario,
+) -> None:
     user = scenario.user("allow-edit")
     assert user["diffTab"], "the proposed change was not open in a diff editor"
     assert user["diffEditorVisible"]
     assert "hello world" in user["diffModified"]
-    assert "toolhost: Edit app.txt" in user["notification"]
-    assert [b.strip() for b in user["buttons"]] == [
-        "Allow once",
-        "Always allow (app.txt)",  # "always" covers this file, not every file
-        "Reject",
-        "Reject with feedback…",
-    ]
+    assert user["groups"] >= 2, "the diff should open beside the editor, not over it"
+    assert user["focusInDiff"] is False, "the diff took the keyboard focus"
+    assert scenario.step("edit-allow")["focusKeptOn"].endswith("app.txt")
+    assert "toolhost: edit proposes a change to app.txt (+1 −1)" in user["notification"]
+    assert user["buttons"] == ["Accept", "Reject", "More…"]
+    assert user["cutLabels"] == [], f"labels cut short: {user['cutLabels']}"
     assert user["diffClosed"], "the diff editor stayed open after the answer"
     step = scenario.step("edit-allow")
     assert not step["isError"], step["output"]
@@ -372,6 +400,112 @@ def test_the_edit_is_one_undo_step_in_the_editor(scenario: Scenario) -> None:
     assert step["undone"]["text"] == step["before"] == "hello\nsecond line\n"
 
 
+def test_unsaved_typing_stays_out_of_the_disk_and_one_undo_takes_back_the_agents_part(
+    scenario: Scenario,
+) -> None:
+    scenario.user("type-unsaved")
+    scenario.user("accept-merge")
+    scenario.user("undo-agent-part")
+    step = scenario.step("unsaved-merge")
+    assert step["typed"] == {
+        "text": "my unsaved line\nalpha\nbeta\ngamma\n",
+        "dirty": True,
+        "disk": "alpha\nbeta\ngamma\n",
+    }
+    assert not step["isError"], step["output"]
+    assert step["after"] == {
+        "text": "my unsaved line\nalpha\nbeta\nGAMMA, longer\n",
+        "dirty": True,
+        "disk": "alpha\nbeta\nGAMMA, longer\n",
+    }, "the disk must get the agent's change and none of the unsaved line"
+    assert step["undone"]["text"] == "my unsaved line\nalpha\nbeta\ngamma\n"
+    assert step["undone"]["dirty"] is True
+
+
+def test_saving_after_the_agent_wrote_the_disk_does_not_warn_that_the_file_changed(
+    scenario: Scenario,
+) -> None:
+    user = scenario.user("save-mine")
+    assert not any("newer" in toast for toast in user["toasts"]), user["toasts"]
+    step = scenario.step("unsaved-merge")
+    assert step["saved"] == {
+        "text": step["undone"]["text"],
+        "dirty": False,
+        "disk": step["undone"]["text"],
+    }
+
+
+def test_an_edit_over_unsaved_lines_offers_the_three_choices(scenario: Scenario) -> None:
+    user = scenario.user("overlap-choice")
+    assert user["buttons"] == ["Apply in editor only", "Save my changes too", "Reject"]
+    assert user["cutLabels"] == [], f"labels cut short: {user['cutLabels']}"
+    assert "overlaps lines you changed and have not saved" in user["notification"]
+    step = scenario.step("overlap")
+    assert not step["isError"], step["output"]
+    assert step["buffer"] == "top\nmiddle, typed by me and the agent\nbottom\n"
+    assert step["dirty"] is True
+    assert step["disk"] == "top\nmiddle\nbottom\n", "apply in editor only leaves the disk alone"
+
+
+def test_per_hunk_review_lands_one_hunk_and_the_result_says_which(scenario: Scenario) -> None:
+    user = scenario.user("hunks")
+    assert user["rejectedInPlace"], "Alt+N did not take the change out of the proposed side"
+    assert any("Change 1 of 2" in row for row in user["rows"]), user["rows"]
+    step = scenario.step("per-hunk")
+    assert step["hunks"] == ["long.txt#1", "long.txt#2"]
+    assert not step["isError"], step["output"]
+    assert "Applied: long.txt#1" in step["output"]
+    assert "Not applied: long.txt#2" in step["output"]
+    assert step["disk"] == LONG.replace("line 4\n", "line four, by the agent\n")
+
+
+def test_the_person_corrects_the_proposal_in_the_diff_before_accepting(scenario: Scenario) -> None:
+    scenario.user("correct")
+    step = scenario.step("correct-proposal")
+    assert not step["isError"], step["output"]
+    assert step["disk"] == "color (by hand)\n"
+    assert "(by hand)" in step["output"], "the model should be told what the person changed"
+
+
+def test_per_file_review_of_a_two_file_patch(scenario: Scenario) -> None:
+    user = scenario.user("files")
+    rows = " | ".join(user["rows"])
+    assert "p1.txt" in rows and "p2.txt" in rows, rows
+    step = scenario.step("per-file")
+    assert not step["isError"], step["output"]
+    assert step["p1"] == "first file, changed\n"
+    assert step["p2"] == "second file\n"
+    assert "p2.txt" in step["output"]
+
+
+def test_always_names_what_it_covers_is_kept_in_the_project_and_can_be_revoked(
+    scenario: Scenario,
+) -> None:
+    user = scenario.user("always")
+    first_choices = user["choices"][0]
+    assert any("Always allow commands starting “printf”" in c for c in first_choices), first_choices
+    assert [c.split("\n")[0] for c in user["choices"][1]][:3] == [
+        "For this session",
+        "For this project",
+        "For all my projects",
+    ], user["choices"][1]
+    step = scenario.step("always-project")
+    assert step["saved"] == {"bash": {"printf *": "allow"}}
+    assert step["askedAgain"] is False, "an allowed command was asked about again"
+    assert "again" in step["second"]
+    rules = scenario.user("rules")
+    assert any("commands starting “printf”" in row for row in rules["listed"]), rules["listed"]
+    assert step["afterRevoke"].get("bash", {}).get("printf *") is None
+
+
+def test_reject_with_a_reason_reaches_the_model(scenario: Scenario) -> None:
+    scenario.user("reason")
+    step = scenario.step("reject-reason")
+    assert step["error"] == "permission_rejected"
+    assert "not here, use the build folder" in step["output"]
+    assert step["made"] is False
+
+
 def test_reject_leaves_the_file_untouched(scenario: Scenario) -> None:
     user = scenario.user("reject-edit")
     assert user["clicked"] == "Reject"
@@ -379,6 +513,41 @@ def test_reject_leaves_the_file_untouched(scenario: Scenario) -> None:
     assert step["isError"] and step["kind"] == "permission_rejected", step
     assert step["disk"] == "keep me as I am\n"
     assert step["buffer"] in (None, "keep me as I am\n")
+
+
+def test_a_command_waits_for_an_answer_by_default(scenario: Scenario) -> None:
+    user = scenario.user("allow-bash")
+    assert user["buttons"] == ["Allow", "Reject", "More…"]
+    assert user["cutLabels"] == []
+    assert "“Always” would allow commands starting “echo”" in user["notification"]
+    step = scenario.step("bash-waits")
+    assert step["waitedWithoutAnswer"], "the command ran before anyone answered"
+    assert not step["isError"], step["output"]
+    assert step["made"]
+
+
+def test_stop_in_the_status_bar_ends_a_running_sleep_with_no_survivors(scenario: Scenario) -> None:
+    user = scenario.user("stop-call")
+    assert "bash: started" in user["statusText"]
+    step = scenario.step("stop-sleep")
+    assert step["before"] == 2
+    assert step["survivors"] == []
+    assert step["isError"] and step["error"] == "cancelled", step["output"]
+    assert step["stoppedBy"] == "user", step["output"]
+
+
+def test_a_review_left_unanswered_for_a_minute_is_still_answerable(scenario: Scenario) -> None:
+    assert scenario.user("dismiss-later")["dismissed"]
+    asked = scenario.step("later-asked")
+    assert asked["pending"], "dismissing the notification or closing the diff answered the review"
+    assert asked["disk"] == "waiting\n"
+    reopened = scenario.user("answer-later")
+    assert reopened["diffTab"], "the status item did not reopen the diff"
+    step = scenario.step("later-answered")
+    assert step["stillPending"]
+    assert step["waitedMs"] >= 60000
+    assert not step["isError"], step["output"]
+    assert step["disk"] == "answered after a minute\n"
 
 
 def test_diagnostics_from_vscodes_json_language_server_reach_the_output(scenario: Scenario) -> None:
@@ -390,6 +559,16 @@ def test_diagnostics_from_vscodes_json_language_server_reach_the_output(scenario
     assert '<diagnostics file="' in step["output"], (step["output"], step["vscodeDiagnostics"])
     assert "config.json" in step["output"]
     assert any(uri.endswith("config.json") for uri in step["metadataDiagnostics"])
+
+
+def test_diagnostics_for_a_file_no_editor_shows(scenario: Scenario) -> None:
+    scenario.user("allow-closed-json")
+    step = scenario.step("diagnostics-background")
+    assert not step["isError"], step["output"]
+    assert step["disk"] == '{"b",,: 2}\n'
+    assert '<diagnostics file="' in step["output"] and "closed.json" in step["output"], step[
+        "output"
+    ]
 
 
 def test_run_tool_from_the_command_palette(scenario: Scenario) -> None:

@@ -21,7 +21,10 @@ const options = {
 };
 
 if (process.argv.includes('--tests')) {
-  await esbuild.build({ ...options, entryPoints: ['src/diffs.ts'], outfile: 'out/diffs.js', external: [] });
+  for (const name of ['diffs', 'review/hunks', 'review/words']) {
+    const outfile = `out/${name.split('/').at(-1)}.js`;
+    await esbuild.build({ ...options, entryPoints: [`src/${name}.ts`], outfile, external: [] });
+  }
 }
 
 if (watch) {

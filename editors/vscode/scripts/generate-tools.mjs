@@ -4,12 +4,15 @@
 // the lists for the default model and for one that gets apply_patch are merged.
 // Run from an empty folder, so a project's own config or custom tools stay out.
 //
-// usage: node scripts/generate-tools.mjs [--check]   (--check: exit 1 when stale)
+// usage: node scripts/generate-tools.mjs [--check] [--if-available]
+//   --check: exit 1 when stale.
+//   --if-available: with no `toolhost` to ask (a fresh clone: no .venv, none on PATH),
+//   keep the committed list and say so, rather than fail (`npm run package` uses it).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EXTENSION_ROOT, toolhostCommand } from './toolhost.mjs';
+import { EXTENSION_ROOT, findToolhost } from './toolhost.mjs';
 
 const PREFIX = 'toolhost_';
 const MODELS = [undefined, 'openai/gpt-5'];
@@ -43,13 +46,13 @@ const ICONS = {
   other: '$(tools)',
 };
 
-function catalogue() {
+function catalogue(toolhost) {
   const cwd = mkdtempSync(join(tmpdir(), 'toolhost-catalogue-'));
   try {
     const tools = new Map();
     for (const model of MODELS) {
       const args = ['list', '--json', '--cwd', cwd, ...(model ? ['--model', model] : [])];
-      const out = execFileSync(toolhostCommand(), args, {
+      const out = execFileSync(toolhost, args, {
         encoding: 'utf8',
         env: { ...process.env, OPENCODE_CONFIG_DIR: cwd },
       });
@@ -90,10 +93,23 @@ export function contribution(tool) {
   };
 }
 
+const toolhost = findToolhost();
+if (!toolhost) {
+  const why =
+    'no `toolhost` found ($TOOLHOST, the repository .venv, PATH); ' +
+    'create the venv (python3 -m venv .venv && .venv/bin/pip install -e .) in the repository root';
+  if (process.argv.includes('--if-available')) {
+    console.log(`generate-tools: ${why}. Keeping the committed languageModelTools.`);
+    process.exit(0);
+  }
+  console.error(`generate-tools: ${why}.`);
+  process.exit(1);
+}
+
 const file = join(EXTENSION_ROOT, 'package.json');
 const before = readFileSync(file, 'utf8');
 const pkg = JSON.parse(before);
-pkg.contributes.languageModelTools = catalogue().map(contribution);
+pkg.contributes.languageModelTools = catalogue(toolhost).map(contribution);
 const after = JSON.stringify(pkg, null, 2) + '\n';
 
 if (process.argv.includes('--check')) {

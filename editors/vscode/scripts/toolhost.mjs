@@ -2,7 +2,7 @@
 // a Python / `toolhost` to build from: $TOOLHOST_PYTHON / $TOOLHOST, else the
 // repository's .venv, else PATH.
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const EXTENSION_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -18,6 +18,21 @@ function fromVenv(name) {
 
 export function toolhostCommand() {
   return process.env.TOOLHOST || fromVenv('toolhost') || 'toolhost';
+}
+
+/** The `toolhost` to run, or undefined when there is none (a fresh clone, before any venv). */
+export function findToolhost() {
+  const command = toolhostCommand();
+  if (command !== 'toolhost') {
+    return existsSync(command) ? command : undefined;
+  }
+  const names = process.platform === 'win32' ? ['toolhost.exe', 'toolhost.cmd'] : ['toolhost'];
+  for (const dir of (process.env.PATH || '').split(delimiter).filter(Boolean)) {
+    for (const name of names) {
+      if (existsSync(join(dir, name))) return join(dir, name);
+    }
+  }
+  return undefined;
 }
 
 export function pythonCommand() {

@@ -68,6 +68,7 @@ export class ToolCaller implements ToolhostApi {
     tool: string,
     args: Record<string, unknown>,
     options: ExecuteToolOptions = {},
+    internal: { report?(line: string): void } = {},
   ): Promise<ToolResult> {
     if (typeof tool !== 'string' || !tool) {
       throw new TypeError('toolhost.executeTool: tool must be a tool id such as "read"');
@@ -81,29 +82,39 @@ export class ToolCaller implements ToolhostApi {
     }
     const { token, ...rest } = options;
     const callID = options.callID ?? `call_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
-    const tracked = this.progress.track(client, callID, tool);
+    // One token for the request: the caller's cancels it, and so does a person's Stop.
+    const cancel = new vscode.CancellationTokenSource();
+    const fromCaller = token?.onCancellationRequested(() => cancel.cancel());
+    if (token?.isCancellationRequested) cancel.cancel();
+    let stoppedByUser = false;
+    const tracked = this.progress.track(client, callID, tool, {
+      stop: () => {
+        stoppedByUser = true;
+        cancel.cancel();
+      },
+      report: internal.report,
+    });
     this.status.trackCall(1);
     try {
       const params = { ...clean(rest), tool, args, callID, workDoneToken: tracked.token };
-      // A token argument must be left out, not passed as undefined: the JSON-RPC
-      // layer would send it as a second positional param.
-      const result = token
-        ? await client.sendRequest<ToolResult | undefined>('tools/execute', params, token)
-        : await client.sendRequest<ToolResult | undefined>('tools/execute', params);
+      const result = await client.sendRequest<ToolResult | undefined>('tools/execute', params, cancel.token);
       if (result === undefined || result === null) {
         throw new Error(`toolhost: tools/execute ${tool} returned no result`);
       }
       return result;
     } catch (error) {
-      if (
-        token?.isCancellationRequested &&
-        error instanceof ResponseError &&
-        error.code === REQUEST_CANCELLED
-      ) {
+      const cancelled = error instanceof ResponseError && error.code === REQUEST_CANCELLED;
+      if (cancelled && token?.isCancellationRequested) {
         throw new vscode.CancellationError();
+      }
+      if (cancelled && stoppedByUser) {
+        // The model should hear that a person stopped it, not see a failure of the tool.
+        return stoppedResult(tool);
       }
       throw error;
     } finally {
+      fromCaller?.dispose();
+      cancel.dispose();
       tracked.done();
       this.status.trackCall(-1);
     }
@@ -121,6 +132,16 @@ export class ToolCaller implements ToolhostApi {
     const info = (await this.catalogue).find((t) => t.id === tool);
     return info?.annotations?.readOnlyHint === true;
   }
+}
+
+/** The result of a call a person stopped from the status bar. */
+export function stoppedResult(tool: string): ToolResult {
+  return {
+    title: `${tool} stopped`,
+    output: `The user stopped this ${tool} call in VS Code before it finished. Ask them before running it again.`,
+    metadata: { error: 'cancelled', stoppedBy: 'user' },
+    isError: true,
+  };
 }
 
 function clean<T extends object>(options: T): Partial<T> {

@@ -116,7 +116,8 @@ export async function runTool(
         title: `toolhost: running ${tool}`,
         cancellable: true,
       },
-      (_progress, token) => api.executeTool(tool, input, { token }),
+      (progress, token) =>
+        api.executeTool(tool, input, { token }, { report: (line) => progress.report({ message: line }) }),
     );
     const uri = results.add(tool, result);
     await vscode.window.showTextDocument(uri, { preview: true, viewColumn: vscode.ViewColumn.Beside });

@@ -8,8 +8,10 @@
  * is settled when its report is newer than its change, or, for a file not changed
  * since this window started, when it has any report or diagnostics at all.
  *
- * Waiting only makes sense where something reports: a file that is not open is
- * opened first (language servers check open documents), and a file whose language
+ * Waiting only makes sense where something reports: a file that no tab shows, in a
+ * language seen reporting, is opened in a background tab first (language servers check open documents, and those
+ * that use pull diagnostics, like VS Code's JSON and CSS servers, only documents in
+ * tabs), and a file whose language
  * has never had diagnostics reported (plain text, or a language with no server
  * installed) is settled at once, so edits to such files never wait. The languages
  * seen reporting are remembered across windows (global state), so the first edit
@@ -92,7 +94,9 @@ export class DiagnosticsFamily implements RequestFamily, vscode.Disposable {
     const requested = typeof params?.waitMs === 'number' ? params.waitMs : getSettings().diagnosticsWaitMs;
     const waitMs = Math.max(0, Math.min(requested, MAX_DIAGNOSTICS_WAIT_MS));
     const parsed = uris.map((uri) => vscode.Uri.parse(uri));
-    const documents = await Promise.all(parsed.map((uri) => openQuietly(uri)));
+    const documents = await Promise.all(
+      parsed.map((uri) => openQuietly(uri, (language) => this.reportingLanguages.has(language))),
+    );
     const expected = parsed.filter((_, i) => {
       const language = documents[i]?.languageId;
       return language !== undefined && this.reportingLanguages.has(language);
@@ -149,17 +153,47 @@ export class DiagnosticsFamily implements RequestFamily, vscode.Disposable {
   }
 }
 
-/** The document, opened (not shown) if it was not; undefined when it cannot be. */
-async function openQuietly(uri: vscode.Uri): Promise<vscode.TextDocument | undefined> {
-  const open = findOpenDocument(uri);
-  if (open) {
-    return open;
-  }
+/**
+ * The document, loaded and in a tab: opened as a background tab (not focused, not
+ * replacing the preview tab) when no tab shows it. Undefined when it cannot be opened.
+ */
+async function openQuietly(
+  uri: vscode.Uri,
+  reports: (language: string) => boolean,
+): Promise<vscode.TextDocument | undefined> {
+  let document = findOpenDocument(uri);
   try {
-    return await vscode.workspace.openTextDocument(uri);
+    document ??= await vscode.workspace.openTextDocument(uri);
   } catch {
     return undefined;
   }
+  // Only where a language server is known to report: no tab for a plain text file.
+  if (document.uri.scheme === 'file' && reports(document.languageId) && !inTab(document.uri)) {
+    try {
+      // `background` (VS Code 1.100's TextDocumentShowOptions, not in the 1.95 typings)
+      // opens the tab inactive; an older VS Code opens it active, without focus.
+      const options = { background: true, preserveFocus: true, preview: false };
+      await vscode.commands.executeCommand('vscode.open', document.uri, options);
+    } catch {
+      // Best effort: diagnostics from push servers still arrive.
+    }
+  }
+  return document;
+}
+
+function inTab(uri: vscode.Uri): boolean {
+  return vscode.window.tabGroups.all.some((group) =>
+    group.tabs.some((tab) => {
+      const input = tab.input;
+      const shown =
+        input instanceof vscode.TabInputText
+          ? input.uri
+          : input instanceof vscode.TabInputTextDiff
+            ? input.modified
+            : undefined;
+      return shown?.scheme === 'file' && shown.fsPath === uri.fsPath;
+    }),
+  );
 }
 
 function key(uri: vscode.Uri): string {

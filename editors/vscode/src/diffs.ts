@@ -153,7 +153,7 @@ export function applyHunks(text: string, file: FileDiff): string | undefined {
  * Whether `expected` matches `lines` at `start`: exactly (returns ''), or after a
  * common indentation was trimmed from the diff (returns that indentation).
  */
-function matchAt(lines: string[], start: number, expected: string[]): string | undefined {
+export function matchAt(lines: string[], start: number, expected: string[]): string | undefined {
   const actual = lines.slice(start, start + expected.length);
   if (actual.length !== expected.length) {
     return undefined;

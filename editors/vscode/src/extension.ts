@@ -11,50 +11,58 @@ import { ServerManager } from './common/server';
 import { onDidChangeRestartSetting } from './common/settings';
 import { StatusItem } from './common/status';
 import { DiagnosticsFamily } from './diagnostics';
+import { DiskWritesFamily } from './diskWritten';
 import { EditsFamily } from './edits';
 import { registerLanguageModelTools } from './lmTools';
 import { registerMcpServer } from './mcpServer';
 import { LspFamily } from './lsp';
-import { PermissionsFamily, ProposedDocuments } from './permissions';
+import { permissionDefaults, PermissionsFamily } from './permissions';
 import { ProgressFamily } from './progress';
+import { ReviewApi, Reviews } from './review';
+import { registerRulesCommand } from './rules';
+import { ReviewFeatures } from './review/presenter';
 import { contributedTools, restrictedConfig, startBlocker, watchTrust } from './trust';
 
 export type { ExecuteToolOptions, ListToolsOptions, ToolhostApi } from './api';
+export type { PendingReview, ReviewAnswer, ReviewApi, ReviewHunk } from './review';
 export type { ToolInfo, ToolResult } from './types';
 
 let server: ServerManager | undefined;
 
-export function activate(context: vscode.ExtensionContext): ToolhostApi {
+export function activate(context: vscode.ExtensionContext): ToolhostApi & ReviewApi {
   const subscriptions = context.subscriptions;
   subscriptions.push(createLog());
   const contributed = contributedTools(context.extension.packageJSON);
 
-  const proposed = new ProposedDocuments();
+  // Review: every permission ask is a pending review until a person (or a panel) answers.
+  const reviews: Reviews = new Reviews((): ReviewFeatures => permissions.features());
+  const permissions: PermissionsFamily = new PermissionsFamily(reviews.controller);
   const diagnostics = new DiagnosticsFamily(context.globalState);
-  const progress = new ProgressFamily();
-  const families = [
-    new PermissionsFamily(proposed),
-    new EditsFamily(),
-    diagnostics,
-    new LspFamily(),
-    progress,
-  ];
+  // A call waiting for a review says so in the status bar (and in Stop's list).
+  const progress = new ProgressFamily(
+    (callID) => reviews.controller.reviews.find((r) => r.params.callID === callID)?.params.title,
+  );
+  const diskWrites = new DiskWritesFamily();
+  const families = [permissions, new EditsFamily(), diagnostics, new LspFamily(), progress, diskWrites];
   server = new ServerManager({
     context,
     families,
     configOverrides: () => restrictedConfig(contributed),
     blocked: startBlocker,
+    initializationOptions: () => ({ permissionDefaults: permissionDefaults() }),
   });
   const status = new StatusItem();
   const api = new ToolCaller(server, progress, status);
   const results = new ResultDocuments();
-  subscriptions.push(proposed, diagnostics, server, status, results);
+  subscriptions.push(reviews, diagnostics, server, status, results, progress, diskWrites);
+  subscriptions.push(reviews.controller.onDidChange(() => progress.refresh()));
 
   const manager = server;
   subscriptions.push(
     manager.onDidChangeState((state) => status.setState(state)),
     manager.onDidChangeTools(() => void api.listTools().catch(() => undefined)),
     ...registerCommands(manager, api, results),
+    registerRulesCommand(manager),
     ...registerLanguageModelTools(api, contributed),
     ...registerMcpServer(manager),
     onDidChangeRestartSetting((setting) => manager.restart(`${setting} changed`)),
@@ -72,6 +80,9 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi {
     listTools: (options) => api.listTools(options),
     executeTool: (tool, args, options) => api.executeTool(tool, args, options),
     onDidChangeTools: api.onDidChangeTools,
+    pendingReviews: () => reviews.pendingReviews(),
+    answerReview: (id, answer) => reviews.answerReview(id, answer),
+    onDidChangePendingReviews: reviews.onDidChangePendingReviews,
   };
 }
 

@@ -37,8 +37,19 @@ export interface ToolResult {
   isError: boolean;
 }
 
+/** What an "always" may cover (docs/protocol.md): the first is the default. */
+export interface AlwaysOption {
+  id: string;
+  patterns: string[];
+  /** In words: "files in src/ (and its subfolders)". */
+  label: string;
+}
+
 /** `permission/ask` params. */
 export interface PermissionAsk {
+  /** The ask's id; `permission/withdrawn` names it. */
+  id?: string;
+  alwaysOptions?: AlwaysOption[];
   sessionID: string;
   callID: string;
   messageID?: string;
@@ -52,7 +63,20 @@ export interface PermissionAsk {
 
 export type PermissionReplyKind = 'once' | 'always' | 'reject';
 
+/** The reply to `permission/ask` (docs/protocol.md, "Review replies"). */
 export interface PermissionReply {
   reply: PermissionReplyKind;
   message?: string;
+  /** Hunk ids to accept; only those are applied. */
+  hunks?: string[];
+  /** Relative paths of the files to accept whole. */
+  files?: string[];
+  /** Relative path → the full proposed text as the person corrected it. */
+  edited?: Record<string, string>;
+  /** Where an `always` is kept. */
+  scope?: 'session' | 'project' | 'user';
+  /** With `always`: which of the ask's `alwaysOptions` (default: the first). */
+  alwaysOption?: string;
+  /** Where the change overlaps unsaved lines: apply in the editor only, or save those too. */
+  unsaved?: 'editor' | 'save';
 }

@@ -28,4 +28,6 @@ export const COMMANDS = {
   runTool: 'toolhost.runTool',
   showLog: 'toolhost.showLog',
   restart: 'toolhost.restart',
+  stopCall: 'toolhost.stopCall',
+  showRules: 'toolhost.showRules',
 } as const;

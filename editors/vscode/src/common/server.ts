@@ -60,6 +60,8 @@ export interface ServerManagerOptions {
   configOverrides: () => Record<string, unknown>;
   /** Why the sidecar must not start now (Restricted Mode), or undefined. */
   blocked?: () => string | undefined;
+  /** More `initializationOptions` (e.g. `permissionDefaults`); undefined values are left out. */
+  initializationOptions?: () => Record<string, unknown>;
 }
 
 export class ServerManager implements vscode.Disposable {
@@ -251,6 +253,7 @@ export class ServerManager implements vscode.Disposable {
         editor: this.editorFlags(),
         diagnostics: { waitMs: settings.diagnosticsWaitMs },
         config: mergeConfig(settings.config, this.options.configOverrides()),
+        ...definedOnly(this.options.initializationOptions?.() ?? {}),
       },
       initializationFailedHandler: (error) => {
         traceError(`initialize failed: ${errorText(error)}`);
@@ -420,6 +423,10 @@ export function mergeConfig(
     }
   }
   return merged;
+}
+
+function definedOnly(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -9,7 +9,12 @@ let s;
 before(async () => {
   s = await activate({
     files: { 'notes.txt': 'on disk\n' },
-    settings: { 'toolhost.trace.server': 'verbose', 'toolhost.diagnostics.waitMs': 1234 },
+    settings: {
+      'toolhost.trace.server': 'verbose',
+      'toolhost.diagnostics.waitMs': 1234,
+      // These tests are about calls, not review: commands run without asking.
+      'toolhost.review.byDefault': false,
+    },
   });
 });
 after(() => s.dispose());
@@ -25,6 +30,7 @@ test('initialize advertises exactly the requests the extension answers', () => {
   });
   assert.deepEqual(params.initializationOptions.diagnostics, { waitMs: 1234 });
   assert.deepEqual(params.initializationOptions.config, {});
+  assert.equal('permissionDefaults' in params.initializationOptions, false, 'review is off in this file');
   assert.equal(params.initializationOptions.trusted, true);
   assert.equal(params.rootUri, s.uri('').toString().replace(/\/$/, ''));
 });
@@ -75,19 +81,53 @@ test('executeTool rejects arguments that are not an object before sending anythi
   await assert.rejects(s.api.executeTool('', {}), /tool must be a tool id/);
 });
 
-test('a running call shows progress, fed by tools/update, and ends with the call', async () => {
+test('the status bar shows the running call and its latest output line, and hides after', async () => {
+  const item = stub.statusBarItems.find((i) => i.id === 'toolhost.calls');
+  assert.ok(item, 'no toolhost.calls status bar item');
+  const seen = [];
+  const watch = setInterval(() => item.visible && seen.at(-1) !== item.text && seen.push(item.text), 10);
   const command = 'for i in 1 2 3 4; do echo "step $i"; sleep 0.4; done';
   const result = await s.api.executeTool('bash', { command, description: 'Counts to four' });
+  clearInterval(watch);
   assert.equal(result.isError, false, result.output);
-  const progress = stub.recorded.progress.find((p) => p.options.title === 'toolhost: bash');
-  assert.ok(progress, 'no window.withProgress for the bash call');
-  assert.equal(progress.options.location, vscode.ProgressLocation.Window);
   assert.ok(
-    progress.reports.some((r) => /step \d/.test(r.message)),
-    `no output in the progress reports: ${JSON.stringify(progress.reports)}`,
+    seen.some((text) => /^\$\(loading~spin\) bash: step [1-4]$/.test(text)),
+    `the latest output line never showed: ${JSON.stringify(seen)}`,
   );
-  await waitFor(() => progress.done, 'the progress to end');
+  // Once output has arrived, the title (from $/progress) never replaces it again.
+  const first = seen.findIndex((text) => /step/.test(text));
+  assert.deepEqual(
+    seen.slice(first).filter((text) => !/step/.test(text)),
+    [],
+    `the output line was replaced: ${JSON.stringify(seen)}`,
+  );
+  assert.equal(item.command.command, 'toolhost.stopCall');
+  assert.equal(item.visible, false, 'the item should hide once the call returned');
 });
+
+test('Stop in the status bar ends a running command and everything it started', async () => {
+  const item = stub.statusBarItems.find((i) => i.id === 'toolhost.calls');
+  const marker = `${process.pid}${Date.now() % 1000}`;
+  const command = `echo started; sleep 1${marker} & sleep 2${marker} & wait`;
+  const call = s.api.executeTool('bash', { command, description: 'Sleeps in two processes' });
+  await waitFor(() => /bash: started/.test(item.text), 'the call in the status bar', 15000);
+  assert.equal(sleepers(marker).length, 2, 'both sleeps should be running before the stop');
+  await vscode.commands.executeCommand('toolhost.stopCall');
+  const result = await call;
+  assert.equal(result.isError, true);
+  assert.equal(result.metadata.error, 'cancelled');
+  assert.equal(result.metadata.stoppedBy, 'user');
+  assert.match(result.output, /The user stopped this bash call/);
+  await waitFor(() => sleepers(marker).length === 0, 'no sleep to survive the stop', 5000);
+  const after = await s.api.executeTool('read', { filePath: 'notes.txt' });
+  assert.equal(after.isError, false, 'the sidecar should keep serving after a stop');
+});
+
+/** The `sleep` processes of one test still alive (by their unique argument). */
+function sleepers(marker) {
+  const ps = require('child_process').spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+  return ps.stdout.split('\n').filter((line) => new RegExp(`sleep [12]${marker}$`).test(line.trim()));
+}
 
 test('cancelling the token cancels the call and rejects with CancellationError', async () => {
   const source = new vscode.CancellationTokenSource();

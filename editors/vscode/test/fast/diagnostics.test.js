@@ -4,7 +4,7 @@
 'use strict';
 const { after, before, test } = require('node:test');
 const assert = require('node:assert/strict');
-const { activate, vscode, waitFor } = require('./harness');
+const { activate, stub, vscode, waitFor } = require('./harness');
 
 const WAIT_MS = 1500;
 let s;
@@ -59,13 +59,15 @@ before(async () => {
       'plain.txt': 'nothing checks this\n',
       'data.json': '{"a": 1}\n',
     },
-    settings: { 'toolhost.diagnostics.waitMs': WAIT_MS },
+    // About diagnostics, not review: edits land without asking.
+    settings: { 'toolhost.diagnostics.waitMs': WAIT_MS, 'toolhost.review.byDefault': false },
   });
 });
 after(async () => {
   subscriptions.forEach((d) => d.dispose());
   lintCollection.dispose();
   await s.dispose();
+  stub.setSetting('toolhost.review.byDefault', undefined);
 });
 
 test('an error the edit introduced is appended to its output', async () => {
@@ -87,6 +89,16 @@ test('an error the edit introduced is appended to its output', async () => {
   assert.ok(entry, JSON.stringify(byUri));
   assert.equal(entry[1][0].source, 'fakels');
   assert.equal(entry[1][0].severity, 1);
+});
+
+test('a file no tab shows is opened in a background tab, so pull-diagnostics servers report on it', async () => {
+  const shown = stub.tabGroup.tabs.filter((t) => t.input instanceof vscode.TabInputText);
+  const tab = shown.find((t) => t.input.uri.fsPath === s.file('main.py'));
+  assert.ok(tab, `main.py should have a tab now: ${shown.map((t) => t.label)}`);
+  assert.equal(tab.isActive, false, 'the tab opens in the background');
+  assert.equal(tab.isPreview, false, "it must not replace the person's preview tab");
+  const opened = stub.recorded.commands.filter((c) => c.id === 'vscode.open');
+  assert.ok(opened.length > 0 && opened.every((c) => c.args[1].preserveFocus && c.args[1].background));
 });
 
 test('errors that were there before the edit are not reported again', async () => {

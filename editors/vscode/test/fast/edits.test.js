@@ -14,10 +14,16 @@ before(async () => {
       'dirty.txt': 'one\ntwo\n',
       'closed.txt': 'left alone\n',
       'whole.txt': 'old\n',
+      'far.txt': 'a\nb\nc\nd\ne\nf\n',
     },
+    // About how edits reach the buffer and the disk, not review: they land without asking.
+    settings: { 'toolhost.review.byDefault': false },
   });
 });
-after(() => s.dispose());
+after(async () => {
+  await s.dispose();
+  stub.setSetting('toolhost.review.byDefault', undefined);
+});
 beforeEach(() => stub.reset());
 
 test('a read opens the file for the language servers, without showing it', async () => {
@@ -55,7 +61,7 @@ test('an edit of an open file is applied to the buffer by VS Code and saved', as
   await doc.save();
 });
 
-test("the user's unsaved typing elsewhere in the buffer survives an edit", async () => {
+test("the user's unsaved typing stays theirs: the disk gets only the agent's change", async () => {
   const doc = await stub.type(s.file('dirty.txt'), [
     new vscode.TextEdit(new vscode.Range(0, 0, 0, 0), 'typed\n'),
   ]);
@@ -68,10 +74,41 @@ test("the user's unsaved typing elsewhere in the buffer survives an edit", async
     newString: 'TWO',
   });
   assert.equal(result.isError, false, result.output);
-  assert.equal(doc.getText(), 'typed\none\nTWO\n');
-  // The disk gets the agent's change only; the user's typing stays unsaved (#13).
-  assert.equal(s.read('dirty.txt'), 'one\nTWO\n');
+  assert.equal(doc.getText(), 'typed\none\nTWO\n', 'the buffer has both');
+  assert.equal(s.read('dirty.txt'), 'one\nTWO\n', "the disk has the agent's change and none of the typing");
+  assert.equal(doc.isDirty, true, 'the typing is still unsaved');
+  assert.deepEqual(stub.recorded.saves, [], 'a buffer with unsaved changes is never saved for the agent');
+  // One undo takes back the agent's part only.
+  assert.ok(stub.undo(s.file('dirty.txt')));
+  assert.equal(doc.getText(), 'typed\none\ntwo\n');
+});
+
+test('saving later does not fail as "the content is newer" (editor/diskWritten)', async () => {
+  // Without the sidecar's note, a file written behind a dirty buffer makes the save fail.
+  const other = await stub.type(s.file('closed.txt'), [
+    new vscode.TextEdit(new vscode.Range(0, 0, 0, 0), 'mine '),
+  ]);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  require('fs').writeFileSync(s.file('closed.txt'), 'written by someone else, longer\n');
+  assert.equal(await other.save(), false, 'the stub should refuse like VS Code does');
+  assert.deepEqual(stub.recorded.saveConflicts, [s.uri('closed.txt').toString()]);
+
+  stub.recorded.saveConflicts.length = 0;
+  const doc = await stub.type(s.file('far.txt'), [
+    new vscode.TextEdit(new vscode.Range(0, 0, 0, 0), 'mine\n'),
+  ]);
+  await s.api.executeTool('read', { filePath: 'far.txt' });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const result = await s.api.executeTool('edit', {
+    filePath: 'far.txt',
+    oldString: 'f',
+    newString: 'f, and longer',
+  });
+  assert.equal(result.isError, false, result.output);
   assert.equal(doc.isDirty, true);
+  assert.equal(await doc.save(), true, `the save was refused: ${stub.recorded.saveConflicts}`);
+  assert.equal(s.read('far.txt'), 'mine\na\nb\nc\nd\ne\nf, and longer\n');
+  assert.equal(doc.getText(), s.read('far.txt'));
 });
 
 test('write replaces an open buffer through the editor too', async () => {

@@ -81,7 +81,7 @@ test('Toolhost: Restart starts a new sidecar; a changed setting restarts it too'
 });
 
 test('a sidecar that exits is started again, and the next call works', async () => {
-  s = await activate();
+  s = await activate({ settings: { 'toolhost.review.byDefault': false } });
   // The command's shell is a child of the sandbox supervisor ($PPID), whose parent
   // is the sidecar.
   const sidecar = "$(awk '{print $4}' /proc/$PPID/stat)";
@@ -96,6 +96,7 @@ test('a sidecar that exits is started again, and the next call works', async () 
   assert.ok(tools.some((t) => t.id === 'read'));
   const read = await s.api.executeTool('read', { filePath: '.' });
   assert.equal(read.isError, false, read.output);
+  stub.setSetting('toolhost.review.byDefault', undefined);
 });
 
 test('no toolhost anywhere: one click installs the bundled wheel into a private venv', async () => {

@@ -177,7 +177,14 @@ class Range {
   }
 }
 
-class Selection extends Range {}
+class Selection extends Range {
+  get anchor() {
+    return this.start;
+  }
+  get active() {
+    return this.end;
+  }
+}
 
 class Location {
   constructor(uri, rangeOrPosition) {
@@ -433,6 +440,42 @@ class TabInputCustom {
   }
 }
 class TabInputNotebook {}
+class ThemeIcon {
+  constructor(id, color) {
+    this.id = id;
+    this.color = color;
+  }
+}
+class ThemeColor {
+  constructor(id) {
+    this.id = id;
+  }
+}
+class TreeItem {
+  constructor(labelOrUri, collapsibleState = 0) {
+    if (typeof labelOrUri === 'string') this.label = labelOrUri;
+    else this.resourceUri = labelOrUri;
+    this.collapsibleState = collapsibleState;
+  }
+}
+const TreeItemCollapsibleState = { None: 0, Collapsed: 1, Expanded: 2 };
+const StatusBarAlignment = { Left: 1, Right: 2 };
+const FileChangeType = { Changed: 1, Created: 2, Deleted: 3 };
+class FileSystemError extends Error {
+  constructor(message, code) {
+    super(String(message));
+    this.code = code;
+  }
+  static FileNotFound(uri) {
+    return new FileSystemError(`not found: ${uri}`, 'FileNotFound');
+  }
+  static NoPermissions(what) {
+    return new FileSystemError(`no permissions: ${what}`, 'NoPermissions');
+  }
+  static FileExists(uri) {
+    return new FileSystemError(`exists: ${uri}`, 'FileExists');
+  }
+}
 class TabInputNotebookDiff {}
 class LanguageModelTextPart {
   constructor(value) {
@@ -451,13 +494,17 @@ const recorded = {
   messages: [], // {severity, message, options, items, choice}
   inputBoxes: [],
   quickPicks: [],
+  quickPickWidgets: [],
   progress: [], // {options, reports: [], done}
   commands: [], // {id, args}
   applyEdits: [],
   shown: [], // showTextDocument calls
   opened: [], // openTextDocument calls (uri strings)
   saves: [], // uri strings
+  saveConflicts: [], // uri strings of saves VS Code would refuse ("the content is newer")
   log: [],
+  decorations: [], // {uri, type, options}
+  contexts: [], // setContext calls: [key, value]
 };
 
 const answers = {
@@ -478,6 +525,7 @@ const emitters = {
   trust: new EventEmitter(),
   diagnostics: new EventEmitter(),
   activeEditor: new EventEmitter(),
+  visibleEditors: new EventEmitter(),
   tabs: new EventEmitter(),
 };
 
@@ -555,9 +603,29 @@ class TextDocument {
     return s === e ? undefined : new Range(position.line, s, position.line, e);
   }
   async save() {
+    if (fileSystems.has(this.uri.scheme)) {
+      fileSystems
+        .get(this.uri.scheme)
+        .writeFile(this.uri, Buffer.from(this._text, 'utf8'), { create: false, overwrite: true });
+      this.isDirty = false;
+      return true;
+    }
     if (this.uri.scheme !== 'file') return false;
-    emitters.willSave.fire({ document: this, reason: 1, waitUntil: () => undefined });
+    const waits = [];
+    emitters.willSave.fire({ document: this, reason: 1, waitUntil: (promise) => waits.push(promise) });
+    // As VS Code does, a participant gets a bounded time (a silent one must not hang the save).
+    await Promise.all(
+      waits.map((w) => Promise.race([w, new Promise((resolve) => setTimeout(resolve, 1500))])),
+    );
+    // VS Code's dirty-write check: the disk moved on (mtime later, size different) since
+    // the buffer was loaded or saved, so the save fails with "the content is newer".
+    const now = fs.statSync(this.uri.fsPath);
+    if (this._stat && now.mtimeMs > this._stat.mtimeMs && now.size !== this._stat.size) {
+      recorded.saveConflicts.push(this.uri.toString());
+      return false;
+    }
     fs.writeFileSync(this.uri.fsPath, this._text);
+    this._stat = fs.statSync(this.uri.fsPath);
     this.isDirty = false;
     recorded.saves.push(this.uri.toString());
     emitters.save.fire(this);
@@ -587,6 +655,15 @@ class TextDocument {
     emitters.change.fire({ document: this, contentChanges, reason: undefined });
   }
   _isOnDisk() {
+    if (fileSystems.has(this.uri.scheme)) {
+      try {
+        return (
+          Buffer.from(fileSystems.get(this.uri.scheme).readFile(this.uri)).toString('utf8') === this._text
+        );
+      } catch {
+        return false;
+      }
+    }
     try {
       return fs.readFileSync(this.uri.fsPath, 'utf8') === this._text;
     } catch {
@@ -597,6 +674,7 @@ class TextDocument {
 
 const documents = new Map(); // uri string -> TextDocument
 const contentProviders = new Map(); // scheme -> provider
+const fileSystems = new Map(); // scheme -> FileSystemProvider
 
 function toUri(value) {
   if (value instanceof Uri) return value;
@@ -627,6 +705,8 @@ async function openTextDocument(arg) {
     } catch (error) {
       throw new Error(`cannot open ${uri.toString()}: ${error.code || error.message}`);
     }
+  } else if (fileSystems.has(uri.scheme)) {
+    text = Buffer.from(await fileSystems.get(uri.scheme).readFile(uri)).toString('utf8');
   } else if (contentProviders.has(uri.scheme)) {
     text = await contentProviders
       .get(uri.scheme)
@@ -635,6 +715,7 @@ async function openTextDocument(arg) {
     throw new Error(`vscode stub: no provider for ${uri.toString()}`);
   }
   const doc = new TextDocument(uri, text ?? '');
+  if (uri.scheme === 'file') doc._stat = fs.statSync(uri.fsPath);
   documents.set(uri.toString(), doc);
   emitters.open.fire(doc);
   return doc;
@@ -780,6 +861,19 @@ const tabGroups = {
   async close(tabs) {
     const list = Array.isArray(tabs) ? tabs : [tabs];
     tabGroup.tabs = tabGroup.tabs.filter((t) => !list.includes(t));
+    const closed = new Set(
+      list
+        .map((t) => (t.input instanceof TabInputTextDiff ? t.input.modified : t.input && t.input.uri))
+        .filter(Boolean)
+        .map(String),
+    );
+    const before = window.visibleTextEditors;
+    window.visibleTextEditors = before.filter((e) => !closed.has(e.document.uri.toString()));
+    if (window.activeTextEditor && closed.has(window.activeTextEditor.document.uri.toString())) {
+      window.activeTextEditor = undefined;
+    }
+    if (window.visibleTextEditors.length !== before.length)
+      emitters.visibleEditors.fire(window.visibleTextEditors);
     emitters.tabs.fire({ opened: [], closed: list, changed: [] });
     return true;
   },
@@ -800,6 +894,45 @@ function openTab(label, input) {
   return tab;
 }
 
+/** A TextEditor for a document, made visible (as a diff's modified side, or shown). */
+function showEditor(doc, selection) {
+  let editor = window.visibleTextEditors.find((e) => e.document === doc);
+  if (!editor) {
+    editor = {
+      document: doc,
+      viewColumn: 2,
+      options: {},
+      visibleRanges: [],
+      decorations: new Map(),
+      setDecorations(type, options) {
+        editor.decorations.set(type.key, options);
+        recorded.decorations.push({ uri: doc.uri.toString(), type: type.key, options });
+      },
+      revealRange() {},
+      edit: async (fn) => {
+        const edits = [];
+        fn({
+          replace: (range, text) => edits.push(new TextEdit(range, text)),
+          insert: (pos, text) => edits.push(new TextEdit(new Range(pos, pos), text)),
+          delete: (range) => edits.push(new TextEdit(range, '')),
+        });
+        doc._apply(edits);
+        return true;
+      },
+    };
+    window.visibleTextEditors = [...window.visibleTextEditors, editor];
+    emitters.visibleEditors.fire(window.visibleTextEditors);
+  }
+  const at = selection ? selection.start : new Position(0, 0);
+  editor.selection = new Selection(at, at);
+  return editor;
+}
+
+function setActiveEditor(editor) {
+  window.activeTextEditor = editor;
+  emitters.activeEditor.fire(editor);
+}
+
 const window = {
   showInformationMessage: showMessage('information'),
   showWarningMessage: showMessage('warning'),
@@ -812,6 +945,48 @@ const window = {
       if (problem) throw new Error(`stub: the input box rejected ${answer}: ${problem}`);
     }
     return answer;
+  },
+  createQuickPick() {
+    const accept = new EventEmitter();
+    const button = new EventEmitter();
+    const hide = new EventEmitter();
+    const pick = {
+      items: [],
+      selectedItems: [],
+      activeItems: [],
+      title: undefined,
+      placeholder: undefined,
+      busy: false,
+      visible: false,
+      value: '',
+      onDidAccept: accept.event,
+      onDidTriggerItemButton: button.event,
+      onDidHide: hide.event,
+      onDidChangeValue: new EventEmitter().event,
+      onDidChangeSelection: new EventEmitter().event,
+      onDidChangeActive: new EventEmitter().event,
+      show() {
+        pick.visible = true;
+      },
+      hide() {
+        if (!pick.visible) return;
+        pick.visible = false;
+        hide.fire();
+      },
+      dispose() {
+        pick.visible = false;
+      },
+      /** Test controls: press Enter on an item, or click one of its buttons. */
+      _accept(item) {
+        pick.selectedItems = [item];
+        accept.fire();
+      },
+      _button(item, which) {
+        button.fire({ item, button: which });
+      },
+    };
+    recorded.quickPickWidgets.push(pick);
+    return pick;
   },
   async showQuickPick(items, options) {
     const list = await items;
@@ -839,10 +1014,62 @@ const window = {
   activeTextEditor: undefined,
   visibleTextEditors: [],
   onDidChangeActiveTextEditor: emitters.activeEditor.event,
-  onDidChangeVisibleTextEditors: new EventEmitter().event,
+  onDidChangeVisibleTextEditors: emitters.visibleEditors.event,
   tabGroups,
-  createStatusBarItem: () => ({ show() {}, hide() {}, dispose() {} }),
+  createStatusBarItem(id, alignment, priority) {
+    const item = {
+      id,
+      alignment,
+      priority,
+      text: '',
+      tooltip: undefined,
+      name: undefined,
+      command: undefined,
+      backgroundColor: undefined,
+      visible: false,
+      show() {
+        item.visible = true;
+      },
+      hide() {
+        item.visible = false;
+      },
+      dispose() {
+        item.visible = false;
+        statusBarItems.splice(statusBarItems.indexOf(item), 1);
+      },
+    };
+    statusBarItems.push(item);
+    return item;
+  },
+  createTreeView(id, options) {
+    const view = {
+      id,
+      provider: options.treeDataProvider,
+      badge: undefined,
+      message: undefined,
+      visible: true,
+      revealed: [],
+      onDidChangeVisibility: new EventEmitter().event,
+      onDidChangeSelection: new EventEmitter().event,
+      onDidExpandElement: new EventEmitter().event,
+      onDidCollapseElement: new EventEmitter().event,
+      async reveal(element, revealOptions) {
+        view.revealed.push({ element, options: revealOptions });
+      },
+      dispose() {
+        treeViews.delete(id);
+      },
+    };
+    treeViews.set(id, view);
+    return view;
+  },
+  createTextEditorDecorationType(options) {
+    return { key: `decoration-${++decorationTypes}`, options, dispose() {} };
+  },
 };
+let decorationTypes = 0;
+const statusBarItems = [];
+const treeViews = new Map();
 
 const statusItems = [];
 const diagnosticCollections = new Set();
@@ -966,11 +1193,32 @@ for (const name of [
 ]) {
   languages[name] = providerRegistration;
 }
+/** Hover and CodeLens providers, kept so a test can ask them. */
+const providers = { hover: [], codeLens: [] };
+languages.registerHoverProvider = (selector, provider) => {
+  providers.hover.push({ selector, provider });
+  return new Disposable(() =>
+    providers.hover.splice(
+      providers.hover.findIndex((p) => p.provider === provider),
+      1,
+    ),
+  );
+};
+languages.registerCodeLensProvider = (selector, provider) => {
+  providers.codeLens.push({ selector, provider });
+  return new Disposable(() =>
+    providers.codeLens.splice(
+      providers.codeLens.findIndex((p) => p.provider === provider),
+      1,
+    ),
+  );
+};
 
 /** File system watchers the extension created: a test fires their events. */
 const watchers = [];
 
 const registeredCommands = new Map();
+const contextKeys = {};
 /** Results of VS Code's built-in commands (`vscode.executeDefinitionProvider`, …), set by tests. */
 const builtinCommands = new Map();
 
@@ -984,10 +1232,23 @@ const commands = {
     recorded.commands.push({ id, args });
     if (registeredCommands.has(id)) return registeredCommands.get(id)(...args);
     if (id === 'vscode.diff') {
-      const [left, right, title] = args;
+      const [left, right, title, options] = args;
       await openTextDocument(left);
-      await openTextDocument(right);
-      openTab(title, new TabInputTextDiff(left, right));
+      const doc = await openTextDocument(right);
+      const existing = tabGroup.tabs.find(
+        (t) => t.input instanceof TabInputTextDiff && t.input.modified.toString() === right.toString(),
+      );
+      if (!existing) openTab(title, new TabInputTextDiff(left, right));
+      const editor = showEditor(doc, options && options.selection);
+      if (!options || !options.preserveFocus) setActiveEditor(editor);
+      return undefined;
+    }
+    if (id === 'vscode.open') {
+      const [uri, options] = args;
+      const doc = await openTextDocument(uri);
+      const tab = openTab(path.basename(doc.uri.path), new TabInputText(doc.uri));
+      tab.isActive = !(options && options.background);
+      tab.isPreview = !!(options && options.preview);
       return undefined;
     }
     if (id === 'vscode.changes') {
@@ -995,7 +1256,12 @@ const commands = {
       return undefined;
     }
     if (builtinCommands.has(id)) return builtinCommands.get(id)(...args);
-    if (id.startsWith('workbench.') || id === 'setContext') return undefined;
+    if (id === 'setContext') {
+      recorded.contexts.push(args);
+      contextKeys[args[0]] = args[1];
+      return undefined;
+    }
+    if (id.startsWith('workbench.') || id.endsWith('.focus')) return undefined;
     throw new Error(`vscode stub: command '${id}' not found`);
   },
   getCommands: async () => [...registeredCommands.keys()],
@@ -1032,6 +1298,30 @@ const workspace = {
   onWillDeleteFiles: new EventEmitter().event,
   openTextDocument,
   applyEdit,
+  registerFileSystemProvider(scheme, provider) {
+    fileSystems.set(scheme, provider);
+    // As VS Code does: a change to a file whose document is open and not dirty reloads it.
+    const listener = provider.onDidChangeFile((events) => {
+      for (const event of events) {
+        const doc = findDocument(event.uri);
+        if (!doc || doc.isDirty || event.type === FileChangeType.Deleted) continue;
+        const text = Buffer.from(provider.readFile(event.uri)).toString('utf8');
+        if (text !== doc.getText()) {
+          doc._apply(
+            [new TextEdit(new Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text)],
+            {
+              undoable: false,
+            },
+          );
+          doc.isDirty = false;
+        }
+      }
+    });
+    return new Disposable(() => {
+      listener.dispose();
+      fileSystems.delete(scheme);
+    });
+  },
   registerTextDocumentContentProvider(scheme, provider) {
     contentProviders.set(scheme, provider);
     return new Disposable(() => contentProviders.delete(scheme));
@@ -1151,6 +1441,13 @@ const api = {
   TabInputCustom,
   TabInputNotebook,
   TabInputNotebookDiff,
+  ThemeIcon,
+  ThemeColor,
+  TreeItem,
+  TreeItemCollapsibleState,
+  StatusBarAlignment,
+  FileChangeType,
+  FileSystemError,
   LanguageModelTextPart,
   LanguageModelToolResult,
   ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
@@ -1173,6 +1470,11 @@ const api = {
 /** Test controls: not part of the vscode API. */
 const stub = {
   recorded,
+  providers,
+  statusBarItems,
+  treeViews,
+  contextKeys,
+  fileSystems,
   answers,
   settings,
   trust,
@@ -1210,6 +1512,15 @@ const stub = {
       undoable: false,
     });
     return true;
+  },
+  showEditor,
+  setActiveEditor,
+  /** Puts the cursor on a line of an open document's editor and focuses it. */
+  async focus(uri, line) {
+    const doc = await openTextDocument(uri);
+    const editor = showEditor(doc, new Range(line, 0, line, 0));
+    setActiveEditor(editor);
+    return editor;
   },
   reset() {
     for (const list of Object.values(recorded)) list.length = 0;

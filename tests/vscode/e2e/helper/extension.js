@@ -1,15 +1,21 @@
 // The end-to-end scenario, run inside code-server's extension host. Each step
 // writes JSON lines to $TOOLHOST_E2E_MARKER; a step that needs the user (a click,
-// a key) writes {event: 'expect', ...} and waits until the browser driver has done
-// it (the driver appends {done: id} to $TOOLHOST_E2E_CONTROL).
+// a key, typing) writes {event: 'expect', act, ...} and waits until the browser
+// driver has done it (the driver appends {done: id} to $TOOLHOST_E2E_CONTROL).
+//
+// The workbench runs with default toolhost settings: every edit and command is
+// reviewed (permissionDefaults), so each agent call below waits for the driver.
 const fs = require('fs');
 const path = require('path');
+const { spawnSync } = require('child_process');
 const vscode = require('vscode');
 
 const MARKER = process.env.TOOLHOST_E2E_MARKER;
 const CONTROL = process.env.TOOLHOST_E2E_CONTROL;
 const log = (event) => fs.appendFileSync(MARKER, `${JSON.stringify({ t: Date.now(), ...event })}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// A review left unanswered this long must still be answerable.
+const LONG_WAIT_MS = 60000;
 
 async function waitFor(predicate, what, timeoutMs = 30000) {
   const deadline = Date.now() + timeoutMs;
@@ -26,10 +32,22 @@ function driverDid(id) {
   return lines.map((l) => JSON.parse(l)).find((e) => e.done === id);
 }
 
+let api;
+
 /** Asks the browser driver to do something a user does, and waits until it has. */
 async function expectUser(id, details) {
   log({ event: 'expect', id, ...details });
-  return waitFor(() => driverDid(id), `the driver to do ${id}`, 60000);
+  const did = await waitFor(() => driverDid(id), `the driver to do ${id}`, 90000);
+  if (did.error) {
+    // The rest of the step would wait for an answer nobody gives: reject what waits.
+    for (const review of api ? api.pendingReviews() : []) {
+      if (!review.files.some((f) => f.relativePath === 'later.txt')) {
+        api.answerReview(review.id, { reply: 'reject', message: 'the e2e driver failed' });
+      }
+    }
+    throw new Error(`the driver failed at ${id}: ${did.error}`);
+  }
+  return did;
 }
 
 async function step(name, fn) {
@@ -48,6 +66,12 @@ async function step(name, fn) {
   }
 }
 
+/** The `sleep` processes started with this unique argument, still alive. */
+function sleepers(marker) {
+  const ps = spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+  return ps.stdout.split('\n').filter((line) => new RegExp(`sleep [12]${marker}$`).test(line.trim()));
+}
+
 async function activate() {
   if (!MARKER) return;
   log({ event: 'helper-activated', vscode: vscode.version });
@@ -58,12 +82,39 @@ async function activate() {
   const file = (name) => vscode.Uri.joinPath(folder, name);
   const disk = (name) => fs.readFileSync(path.join(folder.fsPath, name), 'utf8');
   const toolhost = vscode.extensions.getExtension('toolhost.toolhost');
-  let api;
+  /** The newest review of a file, once it is pending. */
+  const reviewOf = (name) =>
+    waitFor(
+      () => api.pendingReviews().find((r) => r.files.some((f) => f.relativePath === name)),
+      `a review of ${name}`,
+    );
+  const pendingIds = () => api.pendingReviews().map((r) => r.id);
 
   await step('activate', async () => {
     api = toolhost.isActive ? toolhost.exports : await toolhost.activate();
     const tools = await api.listTools();
     return { tools: tools.map((t) => t.id), exports: Object.keys(api) };
+  });
+
+  // Asked first and answered last: a review nobody answers for a minute or more. Its
+  // notification is dismissed and its diff closed; neither answers it.
+  let later;
+  await step('later-asked', async () => {
+    await api.executeTool('read', { filePath: 'later.txt' }, { sessionID: 'ses_later' });
+    const call = api.executeTool(
+      'edit',
+      { filePath: 'later.txt', oldString: 'waiting', newString: 'answered after a minute' },
+      { sessionID: 'ses_later' },
+    );
+    const review = await reviewOf('later.txt');
+    later = { call, id: review.id, askedAt: Date.now() };
+    await expectUser('dismiss-later', {
+      act: 'dismiss',
+      title: 'later.txt',
+      diff: 'later.txt ↔ proposed by edit',
+    });
+    await sleep(500);
+    return { pending: pendingIds().includes(review.id), disk: disk('later.txt') };
   });
 
   await step('language-model-tools', async () => {
@@ -106,9 +157,14 @@ async function activate() {
       oldString: 'hello',
       newString: 'hello world',
     });
+    await reviewOf('app.txt');
+    await sleep(300); // the diff opens beside
+    const focus = vscode.window.activeTextEditor && vscode.window.activeTextEditor.document.uri.fsPath;
+    const groups = vscode.window.tabGroups.all.length;
     await expectUser('allow-edit', {
-      click: 'Allow once',
-      title: 'Edit app.txt',
+      act: 'toast',
+      click: 'Accept',
+      title: 'app.txt',
       diff: 'app.txt ↔ proposed by edit',
     });
     const result = await call;
@@ -119,16 +175,118 @@ async function activate() {
     };
     // Undo, as the user would: Ctrl+Z in the editor.
     await vscode.window.showTextDocument(doc, { preserveFocus: false });
-    await expectUser('undo', { key: 'Control+z', file: 'app.txt' });
+    await expectUser('undo', { act: 'key', key: 'Control+z', file: 'app.txt', shows: 'hello' });
     await waitFor(() => doc.getText() === before, 'the undo to bring back the old text', 15000);
     const undone = { text: doc.getText(), dirty: doc.isDirty };
     await vscode.commands.executeCommand('workbench.action.files.save');
     return {
       output: result.output,
       isError: result.isError,
+      focusKeptOn: focus,
+      groups,
       before,
       after,
       undone,
+    };
+  });
+
+  await step('unsaved-merge', async () => {
+    const doc = await vscode.workspace.openTextDocument(file('draft.txt'));
+    await vscode.window.showTextDocument(doc);
+    await expectUser('type-unsaved', {
+      act: 'type',
+      file: 'draft.txt',
+      shows: 'alpha',
+      text: 'my unsaved line',
+    });
+    await waitFor(() => doc.getText().startsWith('my unsaved line\n'), 'the typing to reach the buffer');
+    const typed = { text: doc.getText(), dirty: doc.isDirty, disk: disk('draft.txt') };
+    await api.executeTool('read', { filePath: 'draft.txt' });
+    // A change of length: VS Code's save checks the file's size and mtime against what it loaded.
+    const call = api.executeTool('edit', {
+      filePath: 'draft.txt',
+      oldString: 'gamma',
+      newString: 'GAMMA, longer',
+    });
+    await expectUser('accept-merge', {
+      act: 'toast',
+      click: 'Accept',
+      title: 'draft.txt',
+      diff: 'draft.txt ↔ proposed by edit',
+    });
+    const result = await call;
+    const after = { text: doc.getText(), dirty: doc.isDirty, disk: disk('draft.txt') };
+    await vscode.window.showTextDocument(doc, { preserveFocus: false });
+    await expectUser('undo-agent-part', { act: 'key', key: 'Control+z', file: 'draft.txt', shows: 'alpha' });
+    await waitFor(() => doc.getText() !== after.text, 'the undo', 15000);
+    const undone = { text: doc.getText(), dirty: doc.isDirty, disk: disk('draft.txt') };
+    // The person saves their own work afterwards.
+    await expectUser('save-mine', {
+      act: 'key',
+      key: 'Control+s',
+      file: 'draft.txt',
+      shows: 'alpha',
+      shot: 'save-mine',
+    });
+    await sleep(1500);
+    const saved = { text: doc.getText(), dirty: doc.isDirty, disk: disk('draft.txt') };
+    return { output: result.output, isError: result.isError, typed, after, undone, saved };
+  });
+
+  await step('overlap', async () => {
+    const doc = await vscode.workspace.openTextDocument(file('overlap.txt'));
+    const editor = await vscode.window.showTextDocument(doc);
+    await editor.edit((b) => b.replace(new vscode.Range(1, 0, 1, 6), 'middle, typed by me'));
+    await api.executeTool('read', { filePath: 'overlap.txt' });
+    const call = api.executeTool('edit', {
+      filePath: 'overlap.txt',
+      oldString: 'middle, typed by me',
+      newString: 'middle, typed by me and the agent',
+    });
+    await expectUser('overlap-choice', {
+      act: 'toast',
+      click: 'Apply in editor only',
+      title: 'overlap.txt',
+      diff: 'overlap.txt ↔ proposed by edit',
+      shot: 'review-overlap',
+    });
+    const result = await call;
+    return {
+      output: result.output,
+      isError: result.isError,
+      buffer: doc.getText(),
+      dirty: doc.isDirty,
+      disk: disk('overlap.txt'),
+    };
+  });
+
+  await step('per-hunk', async () => {
+    const doc = await vscode.workspace.openTextDocument(file('long.txt'));
+    await vscode.window.showTextDocument(doc);
+    await api.executeTool('read', { filePath: 'long.txt' });
+    const call = api.executeTool('multiedit', {
+      filePath: 'long.txt',
+      edits: [
+        { oldString: 'line 4\n', newString: 'line four, by the agent\n' },
+        { oldString: 'line 26\n', newString: 'line twenty-six, by the agent\n' },
+      ],
+    });
+    const review = await reviewOf('long.txt');
+    await vscode.commands.executeCommand('toolhost.reviews.focus');
+    await expectUser('hunks', {
+      act: 'hunks',
+      title: 'long.txt',
+      diff: 'long.txt ↔ proposed by multiedit',
+      rejectLine: 'line twenty-six, by the agent',
+      acceptRow: 'Change 1 of 2',
+    });
+    const result = await call;
+    return {
+      hunks: review.hunks.map((h) => h.id),
+      output: result.output,
+      isError: result.isError,
+      disk: disk('long.txt'),
+      buffer: doc.getText(),
     };
   });
 
@@ -140,8 +298,9 @@ async function activate() {
       newString: 'lose',
     });
     await expectUser('reject-edit', {
+      act: 'toast',
       click: 'Reject',
-      title: 'Edit keep.txt',
+      title: 'keep.txt',
       diff: 'keep.txt ↔ proposed by edit',
     });
     const result = await call;
@@ -152,6 +311,135 @@ async function activate() {
       kind: result.metadata.error,
       disk: disk('keep.txt'),
       buffer: doc && doc.getText(),
+    };
+  });
+
+  await step('bash-waits', async () => {
+    const made = path.join(folder.fsPath, 'made.txt');
+    const call = api.executeTool('bash', { command: 'echo made > made.txt', description: 'Makes a file' });
+    await waitFor(() => api.pendingReviews().some((r) => r.tool === 'bash'), 'the command to be asked about');
+    await sleep(2000);
+    const waitedWithoutAnswer = !fs.existsSync(made);
+    await expectUser('allow-bash', {
+      act: 'toast',
+      click: 'Allow',
+      title: 'echo made',
+      shot: 'review-bash',
+    });
+    const result = await call;
+    return { waitedWithoutAnswer, output: result.output, isError: result.isError, made: fs.existsSync(made) };
+  });
+
+  await step('correct-proposal', async () => {
+    await api.executeTool('read', { filePath: 'fix.txt' });
+    const call = api.executeTool('edit', { filePath: 'fix.txt', oldString: 'colour', newString: 'color' });
+    await reviewOf('fix.txt');
+    await expectUser('correct', {
+      act: 'correct',
+      diff: 'fix.txt ↔ proposed by edit',
+      line: 'color',
+      text: ' (by hand)',
+      action: 'Accept Proposed Change',
+    });
+    const result = await call;
+    return { output: result.output, isError: result.isError, disk: disk('fix.txt') };
+  });
+
+  await step('per-file', async () => {
+    const sessionID = 'ses_files';
+    await api.executeTool('read', { filePath: 'p1.txt' }, { sessionID });
+    await api.executeTool('read', { filePath: 'p2.txt' }, { sessionID });
+    const patchText = [
+      '*** Begin Patch',
+      '*** Update File: p1.txt',
+      '@@',
+      '-first file',
+      '+first file, changed',
+      '*** Update File: p2.txt',
+      '@@',
+      '-second file',
+      '+second file, changed',
+      '*** End Patch',
+    ].join('\n');
+    const call = api.executeTool('apply_patch', { patchText }, { sessionID });
+    await reviewOf('p2.txt');
+    await vscode.commands.executeCommand('toolhost.reviews.focus');
+    await expectUser('files', { act: 'files', reject: 'p2.txt', accept: 'p1.txt' });
+    const result = await call;
+    return { output: result.output, isError: result.isError, p1: disk('p1.txt'), p2: disk('p2.txt') };
+  });
+
+  await step('always-project', async () => {
+    const call = api.executeTool('bash', { command: 'printf hello', description: 'Prints hello' });
+    await expectUser('always', {
+      act: 'more',
+      title: 'printf hello',
+      picks: ['Always allow commands starting “printf”', 'For this project'],
+      shot: 'always-scope',
+    });
+    const first = await call;
+    const config = JSON.parse(disk('opencode.json'));
+    const again = api.executeTool('bash', { command: 'printf again', description: 'Prints again' });
+    await sleep(1500);
+    const askedAgain = api.pendingReviews().some((r) => r.tool === 'bash');
+    const second = await again;
+    await expectUser('rules', {
+      act: 'rules',
+      palette: 'Toolhost: Show Allowed Rules',
+      row: 'commands starting “printf”',
+    });
+    await sleep(500);
+    const after = JSON.parse(disk('opencode.json'));
+    return {
+      first: first.output,
+      saved: config.permission,
+      askedAgain,
+      second: second.output,
+      afterRevoke: after.permission || {},
+    };
+  });
+
+  await step('reject-reason', async () => {
+    const call = api.executeTool('bash', { command: 'touch nope.txt', description: 'Creates nope.txt' });
+    await expectUser('reason', {
+      act: 'more',
+      title: 'touch nope.txt',
+      picks: ['Reject with a reason'],
+      input: 'not here, use the build folder',
+    });
+    const result = await call;
+    return {
+      output: result.output,
+      error: result.metadata.error,
+      made: fs.existsSync(path.join(folder.fsPath, 'nope.txt')),
+    };
+  });
+
+  await step('stop-sleep', async () => {
+    const marker = `${process.pid}${Date.now() % 1000}`;
+    const call = api.executeTool('bash', {
+      command: `echo started; sleep 1${marker} & sleep 2${marker} & wait`,
+      description: 'Sleeps in two processes',
+    });
+    await expectUser('allow-sleep', { act: 'toast', click: 'Allow', title: 'sleep 1' });
+    await waitFor(() => sleepers(marker).length === 2, 'both sleeps to run', 15000);
+    const before = sleepers(marker).length;
+    // Two calls run (the review of later.txt waits too), so the click asks which to stop.
+    await expectUser('stop-call', {
+      act: 'status',
+      text: 'bash: started',
+      pick: 'Sleeps in two processes',
+      shot: 'running-call',
+    });
+    const result = await call;
+    await waitFor(() => sleepers(marker).length === 0, 'no sleep to survive', 10000).catch(() => undefined);
+    return {
+      before,
+      survivors: sleepers(marker),
+      isError: result.isError,
+      error: result.metadata.error,
+      stoppedBy: result.metadata.stoppedBy,
+      output: result.output,
     };
   });
 
@@ -177,8 +465,9 @@ async function activate() {
       newString: '"ok",,',
     });
     await expectUser('allow-json-edit', {
-      click: 'Allow once',
-      title: 'Edit config.json',
+      act: 'toast',
+      click: 'Accept',
+      title: 'config.json',
       diff: 'config.json ↔ proposed by edit',
     });
     const result = await call;
@@ -192,8 +481,18 @@ async function activate() {
     };
   });
 
+  // A JSON file no editor shows: the agent's edit still gets the language server's errors.
+  await step('diagnostics-background', async () => {
+    await api.executeTool('read', { filePath: 'closed.json' });
+    const call = api.executeTool('edit', { filePath: 'closed.json', oldString: '"b"', newString: '"b",,' });
+    await expectUser('allow-closed-json', { act: 'toast', click: 'Accept', title: 'closed.json' });
+    const result = await call;
+    return { output: result.output, isError: result.isError, disk: disk('closed.json') };
+  });
+
   await step('palette', async () => {
     await expectUser('palette-run', {
+      act: 'palette',
       palette: 'Toolhost: Run Tool',
       tool: 'read',
       args: '{"filePath": "notes.txt"}',
@@ -203,6 +502,28 @@ async function activate() {
       'the result document of Toolhost: Run Tool…',
     );
     return { uri: result.uri.toString(), text: result.getText() };
+  });
+
+  await step('later-answered', async () => {
+    const waited = Date.now() - later.askedAt;
+    // Only pads when the steps above took less than a minute.
+    if (waited < LONG_WAIT_MS) await sleep(LONG_WAIT_MS - waited);
+    const stillPending = pendingIds().includes(later.id);
+    await expectUser('answer-later', {
+      act: 'reopen',
+      status: '1 change to review',
+      diff: 'later.txt ↔ proposed by edit',
+      action: 'Accept Proposed Change',
+      shot: 'review-later',
+    });
+    const result = await later.call;
+    return {
+      stillPending,
+      waitedMs: Date.now() - later.askedAt,
+      output: result.output,
+      isError: result.isError,
+      disk: disk('later.txt'),
+    };
   });
 
   log({ event: 'done' });
