@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tools.abort import AbortSignal, run_blocking
 from tools.editor import EditorBridge
-from tools.permission import PermissionRequest
+from tools.permission import PermissionRequest, Rule
 from tools.prompts import plain_title
 
 if TYPE_CHECKING:
@@ -74,8 +74,10 @@ class ToolContext:
         ``force`` asks a person even when the rules allow it (a deny still wins).
         """
         service = self.host.permissions
-        if not force and not service.needs_person(self.agent, permission, patterns):
+        policy = self.host.policy_for(self.session_id)  # a sub-agent's session
+        if not force and not service.needs_person(self.agent, permission, patterns, policy):
             return  # allowed by the rules: no request to build
+        title = title or plain_title(self.tool, permission, patterns, metadata or {})
         request = PermissionRequest(
             session_id=self.session_id,
             call_id=self.call_id,
@@ -84,12 +86,16 @@ class ToolContext:
             permission=permission,
             patterns=patterns,
             always=always,
-            title=title or plain_title(self.tool, permission, patterns, metadata or {}),
+            title=f"@{self.agent} sub-agent: {title}" if policy is not None else title,
             metadata=metadata or {},
         )
-        await self.host.permissions.ask(
-            request, self.agent, self.editor.ask_permission, force=force
+        await service.ask(
+            request, self.agent, self.editor.ask_permission, force=force, policy=policy
         )
+
+    def rule_sides(self) -> list[list[Rule]]:
+        """The rulesets this call must pass (several in a sub-agent's session)."""
+        return self.host.rule_sides(self.session_id, self.agent)
 
     def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
         """Report progress (``tools/update``), at most every 100 ms; the latest wins."""

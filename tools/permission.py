@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from tools.errors import PermissionDeniedError, PermissionRejectedError
 
@@ -215,6 +215,18 @@ class PermissionReply:
 
 Asker = Callable[[PermissionRequest], Awaitable[PermissionReply]]
 
+
+class Policy(Protocol):
+    """Rules that are not one ruleset: a sub-agent's session (``tools.agents.policy``)
+    decides by several, and keeps its own "always" answers."""
+
+    def decide(self, permission: str, pattern: str) -> Rule: ...
+
+    def relevant(self, permission: str) -> list[Rule]: ...
+
+    def remember(self, rules: list[Rule]) -> None: ...
+
+
 REJECTED = "The user rejected permission to use this specific tool call."
 
 
@@ -250,14 +262,21 @@ class PermissionService:
         return evaluate(permission, pattern, self.ruleset(agent), self.approved)
 
     async def ask(
-        self, request: PermissionRequest, agent: str, asker: Asker, *, force: bool = False
+        self,
+        request: PermissionRequest,
+        agent: str,
+        asker: Asker,
+        *,
+        force: bool = False,
+        policy: Policy | None = None,
     ) -> None:
         """Return when every pattern is allowed; raise when one is denied or rejected.
 
         ``force`` asks even when the rules allow every pattern (deny still wins): for
         calls whose effect the rules cannot see, like a command known only at run time.
+        ``policy`` decides instead of ``agent``'s rules, and keeps the "always" answers.
         """
-        if not self.needs_person(agent, request.permission, request.patterns) and not force:
+        if not self.needs_person(agent, request.permission, request.patterns, policy) and not force:
             return
         reply = await self._ask_once(request, asker)
         if reply.reply == "reject":
@@ -270,21 +289,35 @@ class PermissionService:
                 )
             raise PermissionRejectedError(REJECTED)
         if reply.reply == "always":
-            self.approved.extend(Rule(request.permission, p, "allow") for p in request.always)
-            self._allow_covered_pending(request.session_id)
+            approved = [Rule(request.permission, p, "allow") for p in request.always]
+            if policy is not None:
+                policy.remember(approved)
+            else:
+                self.approved.extend(approved)
+            self._allow_covered_pending(request.session_id, policy)
 
-    def needs_person(self, agent: str, permission: str, patterns: list[str]) -> bool:
+    def needs_person(
+        self, agent: str, permission: str, patterns: list[str], policy: Policy | None = None
+    ) -> bool:
         """True when a pattern's rule is ``ask``; raise when one is denied."""
-        ruleset = self.ruleset(agent)
+        ruleset = self.ruleset(agent) if policy is None else []
         needs_ask = False
         for pattern in patterns:
-            rule = evaluate(permission, pattern, ruleset, self.approved)
+            if policy is not None:
+                rule = policy.decide(permission, pattern)
+            else:
+                rule = evaluate(permission, pattern, ruleset, self.approved)
             if rule.action == "deny":
-                relevant = [
-                    r.to_wire()
-                    for r in (*ruleset, *self.approved)
-                    if wildcard_match(permission, r.permission)
-                ]
+                matching = (
+                    policy.relevant(permission)
+                    if policy is not None
+                    else [
+                        r
+                        for r in (*ruleset, *self.approved)
+                        if wildcard_match(permission, r.permission)
+                    ]
+                )
+                relevant = [r.to_wire() for r in matching]
                 raise PermissionDeniedError(
                     "The user has specified a rule which prevents you from using this specific "
                     f"tool call. Here are some of the relevant rules {json.dumps(relevant)}",
@@ -318,13 +351,18 @@ class PermissionService:
             if not future.done():
                 future.set_result(PermissionReply("reject"))
 
-    def _allow_covered_pending(self, session_id: str) -> None:
+    def _allow_covered_pending(self, session_id: str, policy: Policy | None = None) -> None:
         """Settle waiting asks of the session that the "always" approvals now cover."""
         for future, request in list(self._pending.get(session_id, {}).items()):
             if not request.always:
                 continue  # a forced ask (nothing to approve for next time) needs a person
             covered = all(
-                evaluate(request.permission, pattern, self.approved).action == "allow"
+                (
+                    policy.decide(request.permission, pattern)
+                    if policy is not None
+                    else evaluate(request.permission, pattern, self.approved)
+                ).action
+                == "allow"
                 for pattern in request.patterns
             )
             if covered and not future.done():

@@ -93,6 +93,7 @@ def problem_lines(loaded: LoadedConfig, host: ToolHost) -> list[str]:
     if lines:
         lines.append(FAILING_CLOSED)
     lines += [f"custom tool not loaded: {problem}" for problem in host.custom_problems]
+    lines += list(loaded.warnings)
     return lines
 
 

@@ -47,20 +47,21 @@ import asyncio
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from tools.bash import process
-from tools.bash.commands import Analysis
+from tools.bash.commands import Analysis, unique
 from tools.bash.decision import Decision, Denial, decide
 from tools.bash.shell_parse import Arg
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
 from tools.errors import NotFoundError, PermissionDeniedError, ToolError
 from tools.paths import is_inside, locations, real, relative, resolve
-from tools.permission import PermissionService, Rule, wildcard_match
+from tools.permission import Rule, wildcard_match
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 
@@ -204,8 +205,7 @@ def _workdir(given: str | None, ctx: ToolContext) -> Path:
 
 
 async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolContext) -> None:
-    service = ctx.host.permissions
-    _check_denials(decide(analysis, _bash_rules(service, ctx.agent)), service, ctx.agent)
+    _decide(analysis, ctx)
     roots = (real(ctx.directory), real(ctx.worktree))
     outside = await ctx.run_blocking(_outside_dirs, analysis, workdir, roots)
     if outside:
@@ -222,8 +222,7 @@ async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolCon
             title=f"Access files outside the project: {', '.join(globs)}",
         )
     # Again: the rules may have changed while the user answered.
-    decision = decide(analysis, _bash_rules(service, ctx.agent))
-    _check_denials(decision, service, ctx.agent)
+    decision = _decide(analysis, ctx)
     metadata: dict[str, Any] = {
         "command": args.command,
         "workdir": str(workdir),
@@ -251,13 +250,22 @@ def _ask_title(command: str, workdir: Path, ctx: ToolContext) -> str:
     return f"Run `{shown}` in {place}"
 
 
-def _bash_rules(service: PermissionService, agent: str) -> list[Rule]:
-    return [*service.ruleset(agent), *service.approved]
-
-
-def _check_denials(decision: Decision, service: PermissionService, agent: str) -> None:
-    if decision.denial is not None:
-        raise _denied(decision.denial, _bash_rules(service, agent))
+def _decide(analysis: Analysis, ctx: ToolContext) -> Decision:
+    """The rules' decision; raises when one denies.  A sub-agent's session has several
+    rulesets (its parent's and its own): each must allow, an ask in any asks."""
+    decisions = []
+    for rules in ctx.rule_sides():
+        decision = decide(analysis, rules)
+        if decision.denial is not None:
+            raise _denied(decision.denial, rules)
+        decisions.append(decision)
+    first = decisions[0]
+    return replace(
+        first,
+        patterns=unique(p for d in decisions for p in d.patterns),
+        needs_ask=any(d.needs_ask for d in decisions),
+        force=any(d.force for d in decisions),
+    )
 
 
 def _denied(denial: Denial, rules: list[Rule]) -> PermissionDeniedError:

@@ -49,6 +49,8 @@ class LoadedConfig:
     config: Config
     files: tuple[Path, ...]  # the files that existed and were read, in source order
     watch: tuple[Path, ...]  # every path that is read when it exists: watch these
+    # Parts of a source that were read but not used, one sentence each for a person.
+    warnings: tuple[str, ...] = ()
 
     @property
     def problems(self) -> tuple[ConfigProblem, ...]:
@@ -85,8 +87,10 @@ def load_config(worktree: Path, overrides: Mapping[str, Any] | None = None) -> L
     layers: list[ConfigLayer] = []
     problems: list[ConfigProblem] = []
     files: list[Path] = []
+    warnings: list[str] = []
     seen: set[str] = set()
     candidates = config_paths(Path(os.path.abspath(worktree)))
+    user_files = {os.path.realpath(global_config_dir() / name) for name in GLOBAL_FILES}
     for path in candidates:
         identity = os.path.realpath(path)  # OPENCODE_CONFIG_DIR may be .opencode itself
         if identity in seen or not path.is_file():
@@ -97,6 +101,9 @@ def load_config(worktree: Path, overrides: Mapping[str, Any] | None = None) -> L
         if found:
             problems.extend(found)
         else:
+            if layer.providers and identity not in user_files:
+                warnings.append(project_provider_warning(path, layer.providers))
+                layer.providers = {}
             layers.append(layer)
     if overrides is not None:
         layer, errors = read_opencode(overrides)
@@ -104,7 +111,19 @@ def load_config(worktree: Path, overrides: Mapping[str, Any] | None = None) -> L
             problems.extend(_problem(None, error, None) for error in errors)
         else:
             layers.append(layer)
-    return LoadedConfig(merge(layers, problems), tuple(files), tuple(candidates))
+    return LoadedConfig(merge(layers, problems), tuple(files), tuple(candidates), tuple(warnings))
+
+
+def project_provider_warning(path: Path, providers: Mapping[str, Any]) -> str:
+    """Model endpoints come from the user's own config only: a checked-out project
+    could otherwise send the prompts, the files a sub-agent reads and an API key
+    taken from the environment to a server of its choosing."""
+    names = ", ".join(sorted(providers))
+    return (
+        f"toolhost: {path} sets provider ({names}); it is not used, because model endpoints "
+        "and their API keys are read only from your user config (the global config folder or "
+        "the editor's toolhost config). Move the provider entry there to use it."
+    )
 
 
 def read_file(path: Path) -> tuple[ConfigLayer, list[ConfigProblem]]:

@@ -13,10 +13,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.permission import Rule, Ruleset, rules_from_config, wildcard_match
 from tools.truncation import MAX_BYTES, MAX_LINES
+
+if TYPE_CHECKING:
+    from tools.config.agents import AgentConfig, ProviderConfig
 
 KeyPath = tuple[str | int, ...]
 
@@ -122,6 +125,13 @@ class Config:
     allowed_commands: tuple[str, ...] = ()
     denied_commands: tuple[str, ...] = ()
     allowed_dirs: tuple[str, ...] = ()
+    # Sub-agents and model endpoints (``tools.config.agents``).
+    agents: Mapping[str, AgentConfig] = field(default_factory=dict)
+    providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
+    model: str | None = None  # "provider/model"
+    subagent_depth: int | None = None
+    primary_tools: tuple[str, ...] = ()
+    continue_loop_on_deny: bool = False
 
     def is_enabled(self, tool_id: str) -> bool:
         on = True
@@ -134,15 +144,16 @@ class Config:
     def failing_closed(self) -> bool:
         return bool(self.problems)
 
-    def effective_rules(self, base: Ruleset) -> Ruleset:
-        """``base`` (built-in and agent rules) followed by this config's rules.
+    def effective_rules(self, base: Ruleset, agent_rules: Sequence[Rule] = ()) -> Ruleset:
+        """``base`` (built-in and agent rules) followed by this config's rules, then
+        ``agent_rules`` (the config's ``agent.<name>.permission``, last as in OpenCode).
 
         When failing closed, the stricter tail is computed over ``base`` too, so an
         agent's own deny (the plan agent's edits) is not weakened to an ask.
         """
         if not self.problems:
-            return [*base, *self.rules]
-        combined = [*base, *self.source_rules]
+            return [*base, *self.rules, *agent_rules]
+        combined = [*base, *self.source_rules, *agent_rules]
         return [*combined, *fail_closed_rules(combined)]
 
 
@@ -157,6 +168,12 @@ class ConfigLayer:
     allowed_commands: list[str] = field(default_factory=list)
     denied_commands: list[str] = field(default_factory=list)
     allowed_dirs: list[str] = field(default_factory=list)
+    agents: dict[str, AgentConfig] = field(default_factory=dict)
+    providers: dict[str, ProviderConfig] = field(default_factory=dict)
+    model: str | None = None
+    subagent_depth: int | None = None
+    primary_tools: list[str] | None = None
+    continue_loop_on_deny: bool | None = None
 
 
 def fail_closed_rules(rules: Sequence[Rule]) -> Ruleset:
@@ -179,13 +196,24 @@ def fail_closed_rules(rules: Sequence[Rule]) -> Ruleset:
 
 def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ()) -> Config:
     """Stack the usable layers, later wins; with any problem, fail closed."""
+    from tools.config.agents import merge_agents, merge_providers
+
     enabled: dict[str, bool] = {}
     rules: Ruleset = []
     limits = ToolOutputLimits()
     allowed: list[str] = []
     denied: list[str] = []
     dirs: list[str] = []
+    agents: dict[str, AgentConfig] = {}
+    providers: dict[str, ProviderConfig] = {}
+    model = depth = primary_tools = go_on = None
     for layer in layers:
+        agents = merge_agents(agents, layer.agents)
+        providers = merge_providers(providers, layer.providers)
+        model = layer.model or model
+        depth = layer.subagent_depth if layer.subagent_depth is not None else depth
+        primary_tools = layer.primary_tools if layer.primary_tools is not None else primary_tools
+        go_on = layer.continue_loop_on_deny if layer.continue_loop_on_deny is not None else go_on
         for tool_id, on in layer.enabled.items():
             enabled.pop(tool_id, None)  # re-insert so the later source's key is last
             enabled[tool_id] = on
@@ -207,6 +235,12 @@ def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ())
         allowed_commands=tuple(allowed),
         denied_commands=tuple(denied),
         allowed_dirs=tuple(dirs),
+        agents=agents,
+        providers=providers,
+        model=model,
+        subagent_depth=depth,
+        primary_tools=tuple(primary_tools or ()),
+        continue_loop_on_deny=bool(go_on),
     )
 
 
@@ -228,7 +262,23 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
     if _check_permission(permission, errors):
         layer.rules = rules_from_config(permission)
     layer.max_lines, layer.max_bytes = _read_tool_output(data.get("tool_output"), errors)
+    _read_agent_keys(data, layer, errors)
     return layer, errors
+
+
+def _read_agent_keys(
+    data: Mapping[str, Any], layer: ConfigLayer, errors: list[ConfigError]
+) -> None:
+    """``agent``, ``provider``, ``model``, ``subagent_depth`` (``tools.config.agents``)."""
+    from tools.config import agents
+
+    layer.agents = agents.read_agents(data.get("agent"), errors)
+    layer.providers = agents.read_providers(data.get("provider"), errors)
+    layer.model = agents.read_model(data.get("model"), errors)
+    layer.subagent_depth = agents.read_depth(data.get("subagent_depth"), errors)
+    layer.primary_tools, layer.continue_loop_on_deny = agents.read_experimental(
+        data.get("experimental"), errors
+    )
 
 
 def _read_tools(tools: Any, errors: list[ConfigError]) -> dict[str, bool]:
