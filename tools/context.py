@@ -116,6 +116,22 @@ class ToolContext:
             delay = max(0.0, UPDATE_INTERVAL_SECONDS - (now - self._last_update))
             self._flush_handle = asyncio.get_running_loop().call_later(delay, self._flush)
 
+    def metadata_now(
+        self, title: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Report progress at once, past the rate limit (a queued older update is dropped:
+        this one supersedes it).  For rare events a client must not miss."""
+        self.finish()
+        update: dict[str, Any] = {
+            "sessionID": self.session_id,
+            "messageID": self.message_id,
+            "callID": self.call_id,
+            "metadata": metadata or {},
+        }
+        if title is not None:
+            update["title"] = title
+        self._send(update)
+
     def _flush(self) -> None:
         self._flush_handle = None
         if self._pending_update is not None:

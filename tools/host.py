@@ -190,13 +190,17 @@ class ToolHost:
         denied += [Rule(tool_id, "*", "deny") for tool_id in self.config.primary_tools]
         return [*self._rules_for(agent.name), *denied]
 
+    def blocked_in(self, child: Child, tool_id: str) -> bool:
+        """True when the child may not use ``tool_id`` at all (its agent switches it
+        off, or a side of its rules denies it outright)."""
+        return tool_id in child.agent.disabled_tools or child.policy.hides(permission_name(tool_id))
+
     def hidden_in(self, child: Child, tool_id: str) -> bool:
-        """True when the child may not use ``tool_id`` at all."""
-        if tool_id in child.agent.disabled_tools:
-            return True
+        """True when the child is not offered ``tool_id`` (``task`` also not at the
+        depth limit: a call then gets OpenCode's depth message)."""
         if tool_id == "task" and child.depth >= self.subagent_depth:
             return True
-        return child.policy.hides(permission_name(tool_id))
+        return self.blocked_in(child, tool_id)
 
     # -- the catalogue --------------------------------------------------------------
 
@@ -285,7 +289,7 @@ class ToolHost:
                 is_error=True,
             )
         found = self.registry.get(tool_id)
-        if found is not None and self.hidden_in(child, found.id):
+        if found is not None and self.blocked_in(child, found.id):
             return found.error_result(
                 f"The {found.id} tool is not available to the {child.agent.name} sub-agent: "
                 "its rules, or those of the agent that started it, do not allow it. Do the task "

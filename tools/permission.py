@@ -167,7 +167,11 @@ _READ_ONLY_TOOLS = ("grep", "glob", "list", "bash", "webfetch", "websearch", "co
 
 AGENT_RULES: dict[str, dict[str, Any]] = {
     "build": {"question": "allow", "plan_enter": "allow"},
-    "plan": {"edit": {"*": "deny", ".opencode/plans/*.md": "allow"}},
+    "plan": {
+        "question": "allow",
+        "task": {"general": "deny"},
+        "edit": {"*": "deny", ".opencode/plans/*.md": "allow"},
+    },
     "explore": {"*": "deny", **dict.fromkeys(_READ_ONLY_TOOLS, "allow")},
     "general": {"todowrite": "deny", "todoread": "deny"},
 }

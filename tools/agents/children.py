@@ -56,7 +56,7 @@ class ChildRun:
 
     def started(self, call_id: str, tool: str, args: Any) -> None:
         self.calls.append(ChildCall(call_id, tool, call_title(tool, args)))
-        self.report()
+        self.ctx.metadata_now(self.description, self.progress())  # each call is shown
 
     def finished(self, call_id: str, result: ToolResult) -> None:
         for call in self.calls:
