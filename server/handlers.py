@@ -29,6 +29,7 @@ async def tools_list(server: ToolhostServer, raw: Any) -> dict[str, Any]:
         model=params.model or state.options.model,
         capabilities=bridge.capabilities(),
         agent=params.agent or state.options.agent,
+        session_id=params.session_id or state.session_id,
     )
     return {"tools": [tool.to_wire() for tool in tools]}
 

@@ -288,14 +288,17 @@ class ToolHost:
                 metadata={"error": "failed"},
                 is_error=True,
             )
+        run.started(call_id, tool_id, args)
         found = self.registry.get(tool_id)
         if found is not None and self.blocked_in(child, found.id):
-            return found.error_result(
+            refused = found.error_result(
                 f"The {found.id} tool is not available to the {child.agent.name} sub-agent: "
                 "its rules, or those of the agent that started it, do not allow it. Do the task "
                 "with the tools you were given.",
                 "permission_denied",
             )
+            run.finished(call_id, refused)
+            return refused
         session = self.sessions.get(child.session_id)
         call = asyncio.ensure_future(
             self._execute(
@@ -303,7 +306,6 @@ class ToolHost:
             )
         )
         run.tasks.add(call)
-        run.started(call_id, tool_id, args)
         try:
             result = await call
         except asyncio.CancelledError:
