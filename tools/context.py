@@ -75,7 +75,7 @@ class ToolContext:
         """
         service = self.host.permissions
         policy = self.host.policy_for(self.session_id)  # a sub-agent's session
-        if not force and not service.needs_person(self.agent, permission, patterns, policy):
+        if not force and not service.needs_person(self.agent, permission, patterns, policy=policy):
             return  # allowed by the rules: no request to build
         title = title or plain_title(self.tool, permission, patterns, metadata or {})
         request = PermissionRequest(

@@ -280,7 +280,10 @@ class PermissionService:
         calls whose effect the rules cannot see, like a command known only at run time.
         ``policy`` decides instead of ``agent``'s rules, and keeps the "always" answers.
         """
-        if not self.needs_person(agent, request.permission, request.patterns, policy) and not force:
+        if (
+            not self.needs_person(agent, request.permission, request.patterns, policy=policy)
+            and not force
+        ):
             return
         reply = await self._ask_once(request, asker)
         if reply.reply == "reject":
@@ -301,7 +304,7 @@ class PermissionService:
             self._allow_covered_pending(request.session_id, policy)
 
     def needs_person(
-        self, agent: str, permission: str, patterns: list[str], policy: Policy | None = None
+        self, agent: str, permission: str, patterns: list[str], *, policy: Policy | None = None
     ) -> bool:
         """True when a pattern's rule is ``ask``; raise when one is denied."""
         ruleset = self.ruleset(agent) if policy is None else []

@@ -51,7 +51,7 @@ def answered(questions: list[QuestionPrompt], answers: list[list[str]]) -> str:
 async def ask(args: QuestionParams, ctx: ToolContext) -> ToolResult:
     # Only a deny stops it here: asking the user is what the tool does.
     ctx.host.permissions.needs_person(
-        ctx.agent, "question", ["*"], ctx.host.policy_for(ctx.session_id)
+        ctx.agent, "question", ["*"], policy=ctx.host.policy_for(ctx.session_id)
     )
     request = {
         "sessionID": ctx.session_id,
