@@ -16,6 +16,8 @@ import { registerLanguageModelTools } from './lmTools';
 import { LspFamily } from './lsp';
 import { PermissionsFamily, ProposedDocuments } from './permissions';
 import { ProgressFamily } from './progress';
+import { QuestionFamily } from './question';
+import { TaskFamily } from './task';
 import { contributedTools, restrictedConfig, startBlocker, watchTrust } from './trust';
 
 export type { ExecuteToolOptions, ListToolsOptions, ToolhostApi } from './api';
@@ -37,6 +39,8 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi {
     diagnostics,
     new LspFamily(),
     progress,
+    new QuestionFamily(),
+    new TaskFamily(),
   ];
   server = new ServerManager({
     context,

@@ -94,8 +94,16 @@ function startProgress(title: string): CallProgress {
   };
 }
 
-/** What a `tools/update` says in one line: its title, else the last line of output. */
-function updateMessage(update: ToolUpdate): string | undefined {
+/** What a `tools/update` says in one line: its title, else the last line of output;
+ * a sub-agent's (`task`) says what it is doing now. */
+export function updateMessage(update: ToolUpdate): string | undefined {
+  const calls = update.metadata?.calls;
+  if (Array.isArray(calls) && calls.length) {
+    const last = calls[calls.length - 1] as { title?: string; status?: string };
+    const done = calls.filter((c) => (c as { status?: string }).status !== 'running').length;
+    const now = last.status === 'running' ? last.title : `${last.title} (${last.status})`;
+    return `${update.title ?? 'task'}: ${now} [${done}/${calls.length} calls done]`;
+  }
   const output = update.metadata?.output;
   if (typeof output === 'string' && output.trim()) {
     const last = output.trimEnd().split('\n').at(-1) ?? '';

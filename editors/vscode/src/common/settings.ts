@@ -16,7 +16,12 @@ export interface Settings {
 const PROMPT_STYLES: readonly PromptStyle[] = ['diffAndNotification', 'notification', 'modal'];
 
 /** Settings whose change needs a new sidecar (they go into `initialize`). */
-export const RESTART_SETTINGS = ['toolhost.serverCommand', 'toolhost.diagnostics.waitMs', 'toolhost.config'];
+export const RESTART_SETTINGS = [
+  'toolhost.serverCommand',
+  'toolhost.diagnostics.waitMs',
+  'toolhost.config',
+  'toolhost.task.enabled',
+];
 
 /** Fires with the name of a changed setting that needs a new sidecar. */
 export function onDidChangeRestartSetting(listener: (setting: string) => void): vscode.Disposable {
