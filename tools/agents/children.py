@@ -62,8 +62,9 @@ class ChildRun:
         for call in self.calls:
             if call.call_id == call_id:
                 call.status = "error" if result.is_error else "completed"
-                if result.title:
-                    call.title = result.title
+                if result.title:  # e.g. read's is the path: keep the tool's name in front
+                    title = result.title
+                    call.title = title if title.startswith(call.tool) else f"{call.tool} {title}"
         self.report()
 
     def cancelled(self, call_id: str) -> None:

@@ -20,6 +20,8 @@ interface ToolUpdate {
 interface CallProgress {
   report(message: string): void;
   end(): void;
+  /** Set once a `tools/update` arrived: its message is richer than `$/progress`'s title. */
+  updated?: boolean;
 }
 
 export class ProgressFamily implements RequestFamily {
@@ -32,6 +34,7 @@ export class ProgressFamily implements RequestFamily {
         const call = params.callID ? this.calls.get(params.callID) : undefined;
         const message = updateMessage(params);
         if (call && message) {
+          call.updated = true;
           call.report(message);
         } else if (!call) {
           traceDebug(`tools/update for a call this window did not start: ${params.callID}`);
@@ -49,7 +52,7 @@ export class ProgressFamily implements RequestFamily {
     const call = startProgress(`toolhost: ${tool}`);
     this.calls.set(callID, call);
     const subscription = client.onProgress(WorkDoneProgress.type, token, (value) => {
-      if ((value.kind === 'begin' || value.kind === 'report') && value.message) {
+      if ((value.kind === 'begin' || value.kind === 'report') && value.message && !call.updated) {
         call.report(value.message);
       }
     });
