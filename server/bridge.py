@@ -29,6 +29,7 @@ from tools.changes.diff import PositionEncoding, diff_texts
 from tools.editor import Diagnostics, EditorBridge, EditorRefusal
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
+from tools.host import new_id
 from tools.paths import relative
 from tools.permission import PermissionReply, PermissionRequest, ReplyKind
 
@@ -153,9 +154,9 @@ class LspEditorBridge(EditorBridge):
         if "question" not in self.flags:
             return await super().ask_questions(request)
         try:
-            answer = await self.server.protocol.request("editor/question", request)
+            answer = await self.withdrawable("editor/question", {"id": new_id("que"), **request})
         except asyncio.CancelledError:
-            raise  # the request is withdrawn: the editor closes the prompt
+            raise
         except JsonRpcException as error:
             raise ToolError(
                 f"The editor could not show the question ({error.message}). Decide with what "
@@ -169,9 +170,9 @@ class LspEditorBridge(EditorBridge):
         if "task" not in self.flags:
             return await super().run_task(request)
         try:
-            answer = await self.server.protocol.request("agent/task", request)
+            answer = await self.withdrawable("agent/task", {"id": new_id("tsk"), **request})
         except asyncio.CancelledError:
-            raise  # withdrawn: the editor stops the sub-agent's loop
+            raise
         except JsonRpcException as error:
             raise ToolError(error.message) from None
         except (ConnectionError, RuntimeError) as error:
@@ -182,6 +183,16 @@ class LspEditorBridge(EditorBridge):
                 f"the editor answered agent/task without an output text: {answer!r:.200}"
             )
         return output
+
+    async def withdrawable(self, method: str, params: dict[str, Any]) -> Any:
+        """A request the call's cancel withdraws: ``$/cancelRequest``, and
+        ``editor/withdrawn {method, id}`` for clients that cannot map JSON-RPC ids to
+        their prompts (Neovim's handlers are not told the id)."""
+        try:
+            return await self.server.protocol.request(method, params)
+        except asyncio.CancelledError:
+            self.server.protocol.notify("editor/withdrawn", {"method": method, "id": params["id"]})
+            raise
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         if "permissionAsk" in self.flags:

@@ -154,11 +154,14 @@ async def test_cancel_withdraws_the_prompt(client: AnsweringClient) -> None:
         while len(client.questions) == before:
             await asyncio.sleep(0.02)
     withdrawn = client.protocol.wait_for_notification("$/cancelRequest")
+    named = client.protocol.wait_for_notification("editor/withdrawn")
     client.cancel_request(types.CancelParams(id="q-cancel"))
     with pytest.raises(JsonRpcRequestCancelled):
         await asyncio.wait_for(asyncio.wrap_future(pending), SECONDS)
     params = await asyncio.wait_for(asyncio.wrap_future(withdrawn), SECONDS)
     assert str(params.id).startswith("toolhost-")  # the server's own editor/question
+    which = await asyncio.wait_for(asyncio.wrap_future(named), SECONDS)
+    assert which == {"method": "editor/question", "id": client.questions[-1]["id"]}
     client.release.set()
 
 

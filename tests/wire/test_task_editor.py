@@ -190,11 +190,14 @@ async def test_cancel_withdraws_the_task_and_ends_its_calls(
         while not sleeping():
             await asyncio.sleep(0.05)
     withdrawn = client.protocol.wait_for_notification("$/cancelRequest")
+    named = client.protocol.wait_for_notification("editor/withdrawn")
     client.cancel_request(types.CancelParams(id="editor-task-cancel"))
     with pytest.raises(JsonRpcRequestCancelled):
         await asyncio.wait_for(asyncio.wrap_future(pending), SECONDS)
     params = await asyncio.wait_for(asyncio.wrap_future(withdrawn), SECONDS)
     assert str(params.id).startswith("toolhost-")  # the server's agent/task request
+    which = await asyncio.wait_for(asyncio.wrap_future(named), SECONDS)
+    assert which == {"method": "agent/task", "id": client.tasks[-1]["id"]}
     with pytest.raises(JsonRpcRequestCancelled):  # the child's command was ended too
         await asyncio.wait_for(asyncio.wrap_future(child_call["pending"]), SECONDS)
     async with asyncio.timeout(SECONDS):
