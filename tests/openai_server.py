@@ -93,6 +93,8 @@ class _Handler(BaseHTTPRequestHandler):
         turn = model.next_turn(body)
         if turn.status != 200:
             return self._json(turn.status, {"error": {"message": turn.error, "type": "test"}})
+        if not body.get("stream"):
+            return self._json(200, _whole(turn))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -133,6 +135,29 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+def _arguments(call: Call) -> str:
+    return call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+
+
+def _whole(turn: Turn) -> dict[str, Any]:
+    """A non-streaming completion (``stream`` not set)."""
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+    if turn.calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id or f"call_{index}",
+                "type": "function",
+                "function": {"name": call.name, "arguments": _arguments(call)},
+            }
+            for index, call in enumerate(turn.calls)
+        ]
+    finish = "tool_calls" if turn.calls else "stop"
+    return {
+        "id": "chatcmpl-test",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    }
+
+
 def _chunks(turn: Turn) -> Iterator[dict[str, Any]]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {
@@ -161,3 +186,28 @@ def _chunks(turn: Turn) -> Iterator[dict[str, Any]]:
             piece = {"index": index, "function": {"arguments": arguments[start : start + 5]}}
             yield chunk({"tool_calls": [piece]})
     yield chunk({}, "tool_calls" if turn.calls else "stop")
+
+
+def main() -> None:
+    """``python -m tests.openai_server SCRIPT.json``: serve the turns of SCRIPT.json
+    (``[{"text": …, "calls": [{"name", "arguments"}]}]``), print the base URL, log
+    each request body to SCRIPT.json.requests, and stop when stdin closes."""
+    import sys
+    from pathlib import Path
+
+    script_file = Path(sys.argv[1])
+    turns = [
+        Turn(
+            text=t.get("text", ""),
+            calls=[Call(c["name"], c["arguments"]) for c in t.get("calls", [])],
+        )
+        for t in json.loads(script_file.read_text())
+    ]
+    with ScriptedModel(turns) as model:
+        print(model.base_url, flush=True)
+        sys.stdin.read()
+        script_file.with_suffix(".requests").write_text(json.dumps(model.requests))
+
+
+if __name__ == "__main__":
+    main()

@@ -157,6 +157,7 @@ T.test("initializationOptions.editor says exactly what the plugin answers", func
     diagnostics = true,
     openDocument = true,
     lsp = true,
+    question = true,
     task = false,
   }, "editor flags")
 end)
