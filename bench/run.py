@@ -18,7 +18,7 @@ import traceback
 
 from _common import Row, log, machine_info, render_table
 
-BENCHMARKS = ("spawn", "roundtrip", "search", "read_big", "diff_big", "bash_call")
+BENCHMARKS = ("spawn", "roundtrip", "search", "read_big", "diff_big", "bash_call", "sandbox_cost")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

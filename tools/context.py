@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tools.abort import AbortSignal, run_blocking
 from tools.editor import EditorBridge
-from tools.permission import PermissionRequest, Rule
+from tools.permission import AlwaysOption, PermissionReply, PermissionRequest, Rule
 from tools.prompts import plain_title
 
 if TYPE_CHECKING:
@@ -68,15 +68,21 @@ class ToolContext:
         title: str | None = None,
         *,
         force: bool = False,
-    ) -> None:
+        always_options: list[AlwaysOption] | None = None,
+    ) -> PermissionReply | None:
         """Return when allowed; raise a permission error when denied or rejected.
 
-        ``force`` asks a person even when the rules allow it (a deny still wins).
+        The person's reply is returned (None: the rules allowed it), for the review
+        fields an edit ask may get back.  ``force`` asks a person even when the rules
+        allow it (a deny still wins).  ``always_options``: what "always" may cover,
+        in words (the first is the default); else ``always``, described.
         """
         service = self.host.permissions
         policy = self.host.policy_for(self.session_id)  # a sub-agent's session
-        if not force and not service.needs_person(self.agent, permission, patterns, policy=policy):
-            return  # allowed by the rules: no request to build
+        if not force and not service.needs_person(
+            self.agent, permission, patterns, self.session_id, policy=policy
+        ):
+            return None  # allowed by the rules: no request to build
         title = title or plain_title(self.tool, permission, patterns, metadata or {})
         request = PermissionRequest(
             session_id=self.session_id,
@@ -88,10 +94,14 @@ class ToolContext:
             always=always,
             title=f"@{self.agent} sub-agent: {title}" if policy is not None else title,
             metadata=metadata or {},
+            always_options=always_options or [],
         )
-        await service.ask(
+        reply = await service.ask(
             request, self.agent, self.editor.ask_permission, force=force, policy=policy
         )
+        if reply is not None and reply.notice:
+            self.editor.show_message(reply.notice)
+        return reply
 
     def rule_sides(self) -> list[list[Rule]]:
         """The rulesets this call must pass (several in a sub-agent's session)."""

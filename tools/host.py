@@ -19,6 +19,7 @@ from tools.agents.catalog import Agent, agents_from_config
 from tools.agents.children import Child
 from tools.agents.policy import ChildPolicy
 from tools.config.rules import Config
+from tools.config.saved import ConfigRuleStore
 from tools.context import ModelRef, ToolContext
 from tools.custom.loader import CustomTools, LoadProblem
 from tools.editor import EditorBridge
@@ -63,6 +64,7 @@ class ToolHost:
         tools: Iterable[Tool] | None = None,
         load_custom: bool = False,
         read_before_write: bool = True,
+        permission_defaults: Ruleset | None = None,
     ) -> None:
         from tools.builtin import builtin_tools, invalid_tool
 
@@ -72,7 +74,10 @@ class ToolHost:
         self.registry = Registry(builtin_tools() if tools is None else tools, invalid_tool())
         self.sessions = Sessions(read_before_write=read_before_write)
         self._rules_cache: dict[str, Ruleset] = {}
-        self.permissions = PermissionService(self._rules_for)
+        # The editor's defaults (initializationOptions.permissionDefaults): beneath the
+        # agent's rules and every config file, above OpenCode's built-in defaults.
+        self.permission_defaults: Ruleset = list(permission_defaults or [])
+        self.permissions = PermissionService(self._rules_for, ConfigRuleStore(self.worktree))
         self.children: dict[str, Child] = {}  # the sessions task started, by session id
         # Nothing is read until reload_custom(): construction stays cheap.
         self.custom = CustomTools(self.directory, self.worktree)
@@ -112,7 +117,11 @@ class ToolHost:
         # Built once per agent and config: every ask evaluates against these.
         rules = self._rules_cache.get(agent)
         if rules is None:
-            base = [*default_rules(output_dir()), *rules_from_config(AGENT_RULES.get(agent))]
+            base = [
+                *default_rules(output_dir()),
+                *self.permission_defaults,
+                *rules_from_config(AGENT_RULES.get(agent)),
+            ]
             known = self.agents.get(agent)
             own = known.config_rules if known is not None else []
             rules = IndexedRules(self.config.effective_rules(base, own))
@@ -151,7 +160,7 @@ class ToolHost:
         policy = self.policy_for(session_id)
         if policy is not None:
             return policy.sides()
-        return [[*self._rules_for(agent), *self.permissions.approved]]
+        return [[*self._rules_for(agent), *self.permissions.approved_for(session_id)]]
 
     def new_child(
         self,
@@ -241,7 +250,9 @@ class ToolHost:
         return [
             tool.described_for(self, caller)
             for tool in offered
-            if not disabled_by_rules(permission_name(tool.id), rules, self.permissions.approved)
+            if not disabled_by_rules(
+                permission_name(tool.id), rules, self.permissions.approved_for(session_id)
+            )
         ]
 
     async def execute(

@@ -25,7 +25,14 @@ from tools.config.rules import Config
 from tools.context import ToolContext
 from tools.errors import PermissionDeniedError
 from tools.host import ToolHost
-from tools.permission import PermissionReply, PermissionRequest, Rule, evaluate, rules_from_config
+from tools.permission import (
+    Approval,
+    PermissionReply,
+    PermissionRequest,
+    Rule,
+    evaluate,
+    rules_from_config,
+)
 
 PERMISSIONS = ["read", "edit", "bash", "webfetch", "task", "todowrite", "question"]
 RULE_PATTERNS = ["*", "a*", "ab", "src/*", "x"]
@@ -44,6 +51,11 @@ approvals = st.lists(
     st.builds(Rule, st.sampled_from(PERMISSIONS), st.sampled_from(RULE_PATTERNS), st.just("allow")),
     max_size=4,
 )
+
+
+def approve(host: ToolHost, rules: list[Rule]) -> None:
+    """ "Always" answers given in the parent (kept for every session, as in OpenCode)."""
+    host.permissions.approvals.extend(Approval(rule, "sidecar", rule.pattern) for rule in rules)
 
 
 class Recorder:
@@ -113,7 +125,7 @@ def test_no_escalation(
         agents={"helper": AgentConfig(mode="subagent", permission=sub_permission)},
     )
     host = ToolHost(Path("/nonexistent-worktree"), config=config)
-    host.permissions.approved.extend(parent_approved)
+    approve(host, parent_approved)
     agent = host.agents["helper"]
     child = host.new_child("ses_parent", parent_agent, agent, "t", None)
     child.policy.remember(list(child_approved))
@@ -165,7 +177,7 @@ def test_a_grandchild_is_bounded_by_every_ancestor(
         subagent_depth=2,
     )
     host = ToolHost(Path("/nonexistent-worktree"), config=config)
-    host.permissions.approved.extend(parent_approved)
+    approve(host, parent_approved)
     child = host.new_child("ses_root", "build", host.agents["one"], "t", None)
     grandchild = host.new_child(child.session_id, "one", host.agents["two"], "t", None)
     assert grandchild.depth == 2
@@ -181,7 +193,7 @@ def test_a_grandchild_is_bounded_by_every_ancestor(
 def test_an_always_in_the_parent_does_not_lift_the_sub_agents_deny(tmp_path: Path) -> None:
     config = Config(agents={"nobash": AgentConfig(mode="subagent", permission={"bash": "deny"})})
     host = ToolHost(tmp_path, config=config)
-    host.permissions.approved.append(Rule("bash", "*", "allow"))
+    approve(host, [Rule("bash", "*", "allow")])
     child = host.new_child("ses_p", "build", host.agents["nobash"], "t", None)
     assert outcome(host, child.session_id, "nobash", "bash", "ls") == "deny"
     assert outcome(host, "ses_p", "build", "bash", "ls") == "allow"

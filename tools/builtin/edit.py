@@ -7,16 +7,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tools.changes import diagnostics
-from tools.changes.changeset import new_text
-from tools.changes.commit import commit, locked
-from tools.changes.load import (
-    apply_edit,
-    load,
-    load_existing,
-    require_path,
-    single_file,
-    whole_text,
-)
+from tools.changes.commit import commit_file, locked
+from tools.changes.load import apply_edit, load, load_existing, require_path, whole_text
 from tools.changes.replacers import IDENTICAL
 from tools.context import ToolContext
 from tools.errors import ToolError
@@ -60,13 +52,7 @@ async def execute(args: EditParams, ctx: ToolContext) -> ToolResult:
             after, _ = await ctx.run_blocking(
                 apply_edit, before.text, args.oldString, args.newString, args.replaceAll
             )
-        changeset = single_file(new_text(path, before, after), unsaved)
-        committed = await commit(
-            ctx,
-            changeset,
-            title=f"Edit {relative(path, ctx.worktree)}",
-            ask_metadata={"filepath": str(path)},
-        )
+        committed = await commit_file(ctx, path, before, after, unsaved)
     return ToolResult(
         title=relative(path, ctx.worktree),
         output=OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text,

@@ -13,16 +13,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tools.changes import diagnostics
-from tools.changes.changeset import new_text
-from tools.changes.commit import commit, locked
-from tools.changes.load import (
-    apply_edit,
-    load,
-    load_existing,
-    require_path,
-    single_file,
-    whole_text,
-)
+from tools.changes.commit import commit_file, locked
+from tools.changes.load import apply_edit, load, load_existing, require_path, whole_text
 from tools.changes.replacers import IDENTICAL
 from tools.context import ToolContext
 from tools.errors import ToolError
@@ -99,10 +91,7 @@ async def execute(args: MultiEditParams, ctx: ToolContext) -> ToolResult:
             before, unsaved = await load_existing(ctx, path)
             ctx.session.assert_fresh(path)
         after, results, bom_discarded = await ctx.run_blocking(apply_all, path, before, args.edits)
-        changeset = single_file(new_text(path, before, after), unsaved)
-        committed = await commit(
-            ctx, changeset, title=f"Edit {rel}", ask_metadata={"filepath": str(path)}
-        )
+        committed = await commit_file(ctx, path, before, after, unsaved)
     metadata = committed.metadata
     metadata.update(filepath=str(path), results=results)
     if bom_discarded:

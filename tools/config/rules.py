@@ -9,13 +9,14 @@ files lives in ``tools.config.files``; this module knows OpenCode's JSON keys.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.permission import Rule, Ruleset, rules_from_config, wildcard_match
+from tools.permission import Rule, Ruleset, expand_home, rules_from_config, wildcard_match
 from tools.truncation import MAX_BYTES, MAX_LINES
 
 if TYPE_CHECKING:
@@ -109,6 +110,25 @@ class ToolOutputLimits:
     max_bytes: int = MAX_BYTES
 
 
+SANDBOX_MODES = ("auto", "required", "off")
+SANDBOX_NETWORKS = ("allow", "deny")
+SANDBOX_LISTS = ("writable", "caches", "hidden")
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """``sandbox`` in opencode.json, or the bash entry's ``sandbox`` in tools.yaml.
+
+    ``caches`` and ``hidden`` None: the built-in lists (tools.bash.sandbox.settings).
+    """
+
+    mode: str = "auto"  # auto | required | off
+    network: str = "allow"  # allow | deny
+    writable: tuple[str, ...] = ()  # more directories commands may write
+    caches: tuple[str, ...] | None = None  # package caches commands may write
+    hidden: tuple[str, ...] | None = None  # paths covered from commands (sockets)
+
+
 @dataclass(frozen=True)
 class Config:
     # tool id (or wildcard) -> on/off; the last matching key decides
@@ -132,6 +152,7 @@ class Config:
     subagent_depth: int | None = None
     primary_tools: tuple[str, ...] = ()
     continue_loop_on_deny: bool = False
+    sandbox: SandboxSettings = SandboxSettings()
 
     def is_enabled(self, tool_id: str) -> bool:
         on = True
@@ -174,6 +195,8 @@ class ConfigLayer:
     subagent_depth: int | None = None
     primary_tools: list[str] | None = None
     continue_loop_on_deny: bool | None = None
+    # The sandbox keys this source sets (mode, network, writable, caches, hidden).
+    sandbox: dict[str, Any] = field(default_factory=dict)
 
 
 def fail_closed_rules(rules: Sequence[Rule]) -> Ruleset:
@@ -207,6 +230,7 @@ def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ())
     agents: dict[str, AgentConfig] = {}
     providers: dict[str, ProviderConfig] = {}
     model = depth = primary_tools = go_on = None
+    sandbox = SandboxSettings()
     for layer in layers:
         agents = merge_agents(agents, layer.agents)
         providers = merge_providers(providers, layer.providers)
@@ -225,6 +249,7 @@ def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ())
         allowed.extend(layer.allowed_commands)
         denied.extend(layer.denied_commands)
         dirs.extend(layer.allowed_dirs)
+        sandbox = _merge_sandbox(sandbox, layer.sandbox)
     effective = [*rules, *fail_closed_rules(rules)] if problems else list(rules)
     return Config(
         enabled=enabled,
@@ -241,14 +266,27 @@ def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ())
         subagent_depth=depth,
         primary_tools=tuple(primary_tools or ()),
         continue_loop_on_deny=bool(go_on),
+        sandbox=sandbox,
     )
+
+
+def _merge_sandbox(settings: SandboxSettings, keys: Mapping[str, Any]) -> SandboxSettings:
+    """A later source's keys win, except ``writable``, which adds to the earlier ones."""
+    changes: dict[str, Any] = {k: v for k, v in keys.items() if k in ("mode", "network")}
+    if "writable" in keys:
+        changes["writable"] = (*settings.writable, *keys["writable"])
+    for key in ("caches", "hidden"):
+        if key in keys:
+            changes[key] = tuple(keys[key])
+    return replace(settings, **changes)
 
 
 # -- OpenCode's JSON format --------------------------------------------------------
 
 
 def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
-    """OpenCode's ``tools`` / ``permission`` / ``tool_output`` keys; others are ignored.
+    """OpenCode's ``tools`` / ``permission`` / ``tool_output`` keys, and ``sandbox`` (ours);
+    others are ignored.
 
     Every mistake is returned (not just the first), each naming its key.
     """
@@ -263,6 +301,7 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
         layer.rules = rules_from_config(permission)
     layer.max_lines, layer.max_bytes = _read_tool_output(data.get("tool_output"), errors)
     _read_agent_keys(data, layer, errors)
+    layer.sandbox = read_sandbox(data.get("sandbox"), ("sandbox",), errors)
     return layer, errors
 
 
@@ -366,6 +405,61 @@ def _read_tool_output(output: Any, errors: list[ConfigError]) -> tuple[int | Non
             )
             limits.append(None)
     return limits[0], limits[1]
+
+
+def read_sandbox(value: Any, where: KeyPath, errors: list[ConfigError]) -> dict[str, Any]:
+    """The ``sandbox`` object: the keys it sets, each checked (a typo is an error, since
+    it would silently drop a protection)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        errors.append(
+            ConfigError(
+                f"expected an object with mode, network, writable, caches or hidden, "
+                f"got {show(value)}",
+                where,
+            )
+        )
+        return {}
+    found: dict[str, Any] = {}
+    choices = {"mode": SANDBOX_MODES, "network": SANDBOX_NETWORKS}
+    for key, item in value.items():
+        at: KeyPath = (*where, key)
+        if key in choices:
+            if item in choices[key]:
+                found[key] = item
+            else:
+                errors.append(
+                    ConfigError(f"expected one of {', '.join(choices[key])}, got {show(item)}", at)
+                )
+        elif key in SANDBOX_LISTS:
+            paths = _sandbox_paths(item, at, errors)
+            if paths is not None:
+                found[key] = paths
+        else:
+            known = ", ".join([*choices, *SANDBOX_LISTS])
+            errors.append(ConfigError(f"unknown key (expected one of {known})", at))
+    return found
+
+
+def _sandbox_paths(value: Any, where: KeyPath, errors: list[ConfigError]) -> list[str] | None:
+    if not isinstance(value, list):
+        errors.append(ConfigError(f"expected a list of paths, got {show(value)}", where))
+        return None
+    paths: list[str] = []
+    for index, item in enumerate(value):
+        path = expand_home(item.strip()) if isinstance(item, str) else None
+        if path is None or not os.path.isabs(path):
+            errors.append(
+                ConfigError(
+                    "expected an absolute path (or one starting with ~ or $HOME), "
+                    f"got {show(item)}",
+                    (*where, index),
+                )
+            )
+            continue
+        paths.append(os.path.normpath(path))
+    return paths
 
 
 def config_from_opencode(data: Mapping[str, Any] | None) -> Config:
