@@ -49,9 +49,15 @@ end
 T.test("question is offered, since the plugin answers editor/question", function()
   local tools = assert(require("toolhost").list_sync())
   T.eq(tools[1].id, "question", "first tool")
-  T.ok(vim.tbl_contains(vim.tbl_map(function(t)
-    return t.id
-  end, tools), "task"), "task is offered: the plugin has a task function")
+  T.ok(
+    vim.tbl_contains(
+      vim.tbl_map(function(t)
+        return t.id
+      end, tools),
+      "task"
+    ),
+    "task is offered: the plugin has a task function"
+  )
 end)
 
 T.test("one answer picked, several marked in a list then Done", function()
@@ -66,7 +72,10 @@ T.test("one answer picked, several marked in a list then Done", function()
   T.eq(result.isError, false, result.output)
   T.eq(result.metadata.answers, { { "SQLite" }, { "Migrations", "Backups" } }, "answers")
   T.contains(seen[1].prompt, "toolhost: Database: Which database? (1/2)")
-  T.eq(seen[1].labels, { "Postgres — What the other services use", "SQLite — One file", "Type your own answer…" })
+  T.eq(
+    seen[1].labels,
+    { "Postgres — What the other services use", "SQLite — One file", "Type your own answer…" }
+  )
   T.eq(seen[1].kind, "toolhost.question")
   -- The list shows its marks: after two picks, both are marked.
   T.eq(seen[4].labels, {
@@ -162,7 +171,10 @@ T.test("the task hook runs the sub-agent in the child session", function()
   T.eq(got.prompt, "How long is notes.txt?")
   T.contains(read.output, "2: beta")
   T.ok(vim.tbl_contains(listed, "read"), "read is the child's")
-  T.ok(not vim.tbl_contains(listed, "task") and not vim.tbl_contains(listed, "edit"), vim.inspect(listed))
+  T.ok(
+    not vim.tbl_contains(listed, "task") and not vim.tbl_contains(listed, "edit"),
+    vim.inspect(listed)
+  )
   T.eq(result.metadata.calls[1].tool, "read")
   local shown = table.concat(updates, "\n")
   T.contains(shown, "Count lines: read", "progress names the child's call")

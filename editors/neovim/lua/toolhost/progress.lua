@@ -242,7 +242,12 @@ function M.task_line(params)
   end
   local now = last.status == "running" and tostring(last.title)
     or ("%s (%s)"):format(tostring(last.title), tostring(last.status))
-  return ("%s: %s [%d/%d calls done]"):format(tostring(params.title or "task"), now, finished, #calls)
+  return ("%s: %s [%d/%d calls done]"):format(
+    tostring(params.title or "task"),
+    now,
+    finished,
+    #calls
+  )
 end
 
 ---tools/update handler.

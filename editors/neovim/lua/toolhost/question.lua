@@ -38,7 +38,9 @@ end
 ---@param count integer
 ---@param cb fun(labels: string[]?)
 function M.ask_one(question, index, count, cb)
-  local header = type(question.header) == "string" and question.header ~= "" and (question.header .. ": ")
+  local header = type(question.header) == "string"
+      and question.header ~= ""
+      and (question.header .. ": ")
     or ""
   local title = ("toolhost: %s%s"):format(header, tostring(question.question))
   if count > 1 then

@@ -84,7 +84,8 @@ end
 function M.run(_, params, ctx)
   local runner = config.options.task
   if type(runner) ~= "function" then
-    return nil, vim.lsp.rpc.rpc_response_error(-32601, "no task function is set (setup{task = …})")
+    return nil,
+      vim.lsp.rpc.rpc_response_error(-32601, "no task function is set (setup{task = …})")
   end
   if type(params) ~= "table" or type(params.sessionID) ~= "string" then
     return nil, vim.lsp.rpc.rpc_response_error(-32602, "agent/task needs a sessionID")
@@ -95,7 +96,12 @@ function M.run(_, params, ctx)
   end
   local request = M.request(client, params)
   local id = type(params.id) == "string" and params.id or params.sessionID
-  log.info("agent/task %s (%s): %s", tostring(params.subagentType), params.sessionID, params.description)
+  log.info(
+    "agent/task %s (%s): %s",
+    tostring(params.subagentType),
+    params.sessionID,
+    params.description
+  )
   local output, failure = util.await(function(done)
     local finished = false
     local function finish(text, message)
