@@ -31,6 +31,7 @@ from tools.changes.rebase import rebase
 from tools.editor import Diagnostics, EditorBridge, EditorRefusal
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
+from tools.host import new_id
 from tools.paths import relative
 from tools.permission import PermissionReply, PermissionRequest, ReplyKind
 
@@ -147,6 +148,50 @@ class LspEditorBridge(EditorBridge):
         except (ConnectionError, RuntimeError) as error:  # the client went away
             raise ToolError(f"The editor could not be asked ({error}).") from None
 
+    async def ask_questions(self, request: dict[str, Any]) -> list[list[str]] | None:
+        if "question" not in self.flags:
+            return await super().ask_questions(request)
+        try:
+            answer = await self.withdrawable("editor/question", {"id": new_id("que"), **request})
+        except asyncio.CancelledError:
+            raise
+        except JsonRpcException as error:
+            raise ToolError(
+                f"The editor could not show the question ({error.message}). Decide with what "
+                "you know, and say in your answer what you assumed."
+            ) from None
+        except (ConnectionError, RuntimeError) as error:
+            raise ToolError(f"The editor could not be asked ({error}).") from None
+        return question_answers(answer, len(request["questions"]))
+
+    async def run_task(self, request: dict[str, Any]) -> str:
+        if "task" not in self.flags:
+            return await super().run_task(request)
+        try:
+            answer = await self.withdrawable("agent/task", {"id": new_id("tsk"), **request})
+        except asyncio.CancelledError:
+            raise
+        except JsonRpcException as error:
+            raise ToolError(error.message) from None
+        except (ConnectionError, RuntimeError) as error:
+            raise ToolError(f"the editor could not be reached ({error})") from None
+        output = answer.get("output") if isinstance(answer, Mapping) else None
+        if not isinstance(output, str):
+            raise ToolError(
+                f"the editor answered agent/task without an output text: {answer!r:.200}"
+            )
+        return output
+
+    async def withdrawable(self, method: str, params: dict[str, Any]) -> Any:
+        """A request the call's cancel withdraws: ``$/cancelRequest``, and
+        ``editor/withdrawn {method, id}`` for clients that cannot map JSON-RPC ids to
+        their prompts (Neovim's handlers are not told the id)."""
+        try:
+            return await self.server.protocol.request(method, params)
+        except asyncio.CancelledError:
+            self.server.protocol.notify("editor/withdrawn", {"method": method, "id": params["id"]})
+            raise
+
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         if "permissionAsk" in self.flags:
             return await self._ask_client(request)
@@ -240,6 +285,22 @@ class LspEditorBridge(EditorBridge):
         title = getattr(chosen, "title", None)
         # Dismissed, or a button we did not offer: no.
         return PermissionReply(actions.get(title, "reject") if isinstance(title, str) else "reject")
+
+
+def question_answers(answer: Any, count: int) -> list[list[str]] | None:
+    """``{answers: [[label, ...], ...]}`` checked; None when the user dismissed it."""
+    if answer is None or (isinstance(answer, Mapping) and answer.get("dismissed") is True):
+        return None
+    answers = answer.get("answers") if isinstance(answer, Mapping) else None
+    if not isinstance(answers, list) or not all(
+        isinstance(one, list) and all(isinstance(label, str) for label in one) for one in answers
+    ):
+        log.warning("editor/question answered with %.200r", answer)
+        raise ToolError(
+            "The editor answered the question with something other than one list of labels "
+            "per question, so the answer is unknown. Ask again, or decide with what you know."
+        )
+    return [list(one) for one in answers[:count]]
 
 
 def diagnostics_by_path(answer: Any, asked: list[Path]) -> Diagnostics:

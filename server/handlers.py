@@ -34,6 +34,7 @@ async def tools_list(server: ToolhostServer, raw: Any) -> dict[str, Any]:
         model=params.model or state.options.model,
         capabilities=bridge.capabilities(),
         agent=params.agent or state.options.agent,
+        session_id=params.session_id or state.session_id,
     )
     # What could not be used or was ignored (file, line, key), and whether the folder is
     # trusted (docs/protocol.md, "Trust and fail-closed config").

@@ -24,7 +24,15 @@ from tools.context import ModelRef
 from tools.permission import Rule, Ruleset, rules_from_config
 
 # initializationOptions.editor: the client requests a client says it answers.
-EDITOR_FLAGS = ("permissionAsk", "applyEdit", "diagnostics", "openDocument", "lsp", "task")
+EDITOR_FLAGS = (
+    "permissionAsk",
+    "applyEdit",
+    "diagnostics",
+    "openDocument",
+    "lsp",
+    "task",
+    "question",
+)
 
 # initializationOptions.diagnostics.waitMs: how long an edit waits for the editor's
 # language servers to report on the changed file.

@@ -316,6 +316,8 @@ class ServerState:
         if self.loaded is not None:
             for notice in self.loaded.notices():
                 notices[notice] = types.MessageType.Error  # the config is failing closed
+            for warning in self.loaded.warnings:
+                notices[warning] = types.MessageType.Warning
         for problem in self.host.custom_problems:
             notices[custom_notice(problem)] = types.MessageType.Warning
         if self.pending_change is not None:

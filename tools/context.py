@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from tools.abort import AbortSignal, run_blocking
 from tools.editor import EditorBridge
 from tools.paths import Pins
-from tools.permission import AlwaysOption, PermissionReply, PermissionRequest
+from tools.permission import AlwaysOption, PermissionReply, PermissionRequest, Rule
 from tools.prompts import plain_title
 
 if TYPE_CHECKING:
@@ -85,10 +85,12 @@ class ToolContext:
         in words (the first is the default); else ``always``, described.
         """
         service = self.host.permissions
+        policy = self.host.policy_for(self.session_id)  # a sub-agent's session
         if not force and not service.needs_person(
-            self.agent, permission, patterns, self.session_id
+            self.agent, permission, patterns, self.session_id, policy=policy
         ):
             return None  # allowed by the rules: no request to build
+        title = title or plain_title(self.tool, permission, patterns, metadata or {})
         request = PermissionRequest(
             session_id=self.session_id,
             call_id=self.call_id,
@@ -97,14 +99,20 @@ class ToolContext:
             permission=permission,
             patterns=patterns,
             always=always,
-            title=title or plain_title(self.tool, permission, patterns, metadata or {}),
+            title=f"@{self.agent} sub-agent: {title}" if policy is not None else title,
             metadata=metadata or {},
             always_options=always_options or [],
         )
-        reply = await service.ask(request, self.agent, self.editor.ask_permission, force=force)
+        reply = await service.ask(
+            request, self.agent, self.editor.ask_permission, force=force, policy=policy
+        )
         if reply is not None and reply.notice:
             self.editor.show_message(reply.notice)
         return reply
+
+    def rule_sides(self) -> list[list[Rule]]:
+        """The rulesets this call must pass (several in a sub-agent's session)."""
+        return self.host.rule_sides(self.session_id, self.agent)
 
     def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
         """Report progress (``tools/update``), at most every 100 ms; the latest wins."""
@@ -124,6 +132,22 @@ class ToolContext:
         if self._flush_handle is None:
             delay = max(0.0, UPDATE_INTERVAL_SECONDS - (now - self._last_update))
             self._flush_handle = asyncio.get_running_loop().call_later(delay, self._flush)
+
+    def metadata_now(
+        self, title: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Report progress at once, past the rate limit (a queued older update is dropped:
+        this one supersedes it).  For rare events a client must not miss."""
+        self.finish()
+        update: dict[str, Any] = {
+            "sessionID": self.session_id,
+            "messageID": self.message_id,
+            "callID": self.call_id,
+            "metadata": metadata or {},
+        }
+        if title is not None:
+            update["title"] = title
+        self._send(update)
 
     def _flush(self) -> None:
         self._flush_handle = None

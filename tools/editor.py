@@ -25,6 +25,15 @@ log = logging.getLogger("toolhost.editor")
 
 Diagnostics = dict[Path, list[dict[str, Any]]]
 
+NO_QUESTIONS = (
+    "The editor cannot show questions (it did not declare `question` in "
+    "initializationOptions.editor), so the user cannot be asked. Decide with what you "
+    "know, and say in your answer what you assumed."
+)
+NO_TASKS = (
+    "The editor cannot run sub-agents (it did not declare `task` in initializationOptions.editor)."
+)
+
 NO_LSP = (
     "The editor does not answer LSP requests (it did not declare `lsp` in "
     "initializationOptions.editor), so no language server can be asked. Use grep and read "
@@ -67,6 +76,18 @@ class EditorBridge:
         if self.approve_all:
             return PermissionReply("once")
         raise headless_rejection(request)
+
+    async def ask_questions(self, request: dict[str, Any]) -> list[list[str]] | None:
+        """Ask the user ``request["questions"]`` (OpenCode's shape) in the editor.
+
+        One list of chosen labels (or typed answers) per question; None when the user
+        dismissed the questions.
+        """
+        raise ToolError(NO_QUESTIONS)
+
+    async def run_task(self, request: dict[str, Any]) -> str:
+        """Run a sub-agent's loop in the editor (``agent/task``); its last text."""
+        raise ToolError(NO_TASKS)
 
     def prewarm(self, path: Path) -> None:
         """Let the editor's language servers start on ``path`` (best effort)."""

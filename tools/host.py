@@ -6,6 +6,7 @@ sit in reaches tools only through the ``EditorBridge`` passed per call.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
 import os
@@ -14,6 +15,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from tools.agents.catalog import Agent, agents_from_config
+from tools.agents.children import Child
+from tools.agents.policy import ChildPolicy
 from tools.config.rules import Config
 from tools.config.saved import ConfigRuleStore
 from tools.context import ModelRef, ToolContext
@@ -24,6 +28,7 @@ from tools.permission import (
     AGENT_RULES,
     IndexedRules,
     PermissionService,
+    Rule,
     Ruleset,
     default_rules,
     disabled_by_rules,
@@ -32,9 +37,13 @@ from tools.permission import (
 )
 from tools.registry import Registry
 from tools.result import ToolResult
-from tools.session import Sessions
-from tools.tool import Tool
+from tools.session import Session, Sessions
+from tools.tool import Caller, Tool
 from tools.truncation import output_dir
+
+DEFAULT_SUBAGENT_DEPTH = 1
+# Denied in every child session unless its agent names them in its own rules.
+CHILD_DENIED_UNLESS_DECLARED = ("todowrite", "todoread", "task")
 
 _ID_PREFIX = uuid.uuid4().hex[:12]  # unique per process
 _ids = itertools.count(1)
@@ -70,6 +79,7 @@ class ToolHost:
         # agent's rules and every config file, above OpenCode's built-in defaults.
         self.permission_defaults: Ruleset = list(permission_defaults or [])
         self.permissions = PermissionService(self._rules_for, ConfigRuleStore(self.worktree))
+        self.children: dict[str, Child] = {}  # the sessions task started, by session id
         # Nothing is read until reload_custom(): construction stays cheap.  An untrusted
         # folder's own tool files (tools.trust) are never imported.
         self.custom = CustomTools(self.directory, self.worktree, project=trusted)
@@ -114,18 +124,107 @@ class ToolHost:
                 *self.permission_defaults,
                 *rules_from_config(AGENT_RULES.get(agent)),
             ]
-            rules = IndexedRules(self.config.effective_rules(base))
+            known = self.agents.get(agent)
+            own = known.config_rules if known is not None else []
+            rules = IndexedRules(self.config.effective_rules(base, own))
             self._rules_cache[agent] = rules
         return rules
 
     def set_config(self, config: Config) -> None:
         self.config = config
         self._rules_cache.clear()
+        self.__dict__.pop("agents", None)
 
-    def task_available(self, agent: str) -> bool:
-        return (
-            self.registry.get("task") is not None
-            and self.permissions.evaluate(agent, "task", "*").action != "deny"
+    @functools.cached_property
+    def agents(self) -> dict[str, Agent]:
+        """Every agent by name: OpenCode's built-ins with the config's ``agent`` applied."""
+        return agents_from_config(self.config.agents)
+
+    # -- child sessions (task) ------------------------------------------------------
+
+    @property
+    def subagent_depth(self) -> int:
+        depth = self.config.subagent_depth
+        return DEFAULT_SUBAGENT_DEPTH if depth is None else depth
+
+    def depth_of(self, session_id: str | None) -> int:
+        child = self.children.get(session_id) if session_id else None
+        return child.depth if child is not None else 0
+
+    def policy_for(self, session_id: str | None) -> ChildPolicy | None:
+        """A child session's policy; None for a session task did not start."""
+        child = self.children.get(session_id) if session_id else None
+        return child.policy if child is not None else None
+
+    def rule_sides(self, session_id: str | None, agent: str) -> list[Ruleset]:
+        """The rulesets a call must pass: one for a top-level session (its agent's rules
+        and the "always" answers), several for a child (``tools.agents.policy``)."""
+        policy = self.policy_for(session_id)
+        if policy is not None:
+            return policy.sides()
+        return [[*self._rules_for(agent), *self.permissions.approved_for(session_id)]]
+
+    def new_child(
+        self,
+        parent_session_id: str,
+        parent_agent: str,
+        agent: Agent,
+        title: str,
+        model: ModelRef | None,
+    ) -> Child:
+        """A child session of ``parent_session_id`` that runs ``agent``."""
+        session_id = new_id("ses")
+        parent = self.children.get(parent_session_id)
+        child = Child(
+            session_id=session_id,
+            parent_session_id=parent_session_id,
+            parent_agent=parent_agent,
+            agent=agent,
+            depth=(parent.depth if parent is not None else 0) + 1,
+            title=title,
+            policy=ChildPolicy(
+                lambda: self.rule_sides(child.parent_session_id, child.parent_agent),
+                lambda: self.child_rules(child.agent),
+            ),
+            model=model,
+        )
+        self.children[session_id] = child
+        return child
+
+    def child_rules(self, agent: Agent) -> Ruleset:
+        """The sub-agent's side: its rules, then what every child is denied."""
+        denied = [
+            Rule(permission, "*", "deny")
+            for permission in CHILD_DENIED_UNLESS_DECLARED
+            if not agent.declares(permission)
+        ]
+        denied += [Rule(tool_id, "*", "deny") for tool_id in self.config.primary_tools]
+        return [*self._rules_for(agent.name), *denied]
+
+    def blocked_in(self, child: Child, tool_id: str) -> bool:
+        """True when the child may not use ``tool_id`` at all (its agent switches it
+        off, or a side of its rules denies it outright)."""
+        return tool_id in child.agent.disabled_tools or child.policy.hides(permission_name(tool_id))
+
+    def hidden_in(self, child: Child, tool_id: str) -> bool:
+        """True when the child is not offered ``tool_id`` (``task`` also not at the
+        depth limit: a call then gets OpenCode's depth message)."""
+        if tool_id == "task" and child.depth >= self.subagent_depth:
+            return True
+        return self.blocked_in(child, tool_id)
+
+    # -- the catalogue --------------------------------------------------------------
+
+    def task_available(
+        self,
+        agent: str,
+        capabilities: frozenset[str] = frozenset(),
+        session_id: str | None = None,
+    ) -> bool:
+        """True when the caller is offered ``task`` (truncation then suggests it)."""
+        return any(
+            tool.id == "task"
+            for tool in self.offered(capabilities=capabilities, agent=agent, session_id=session_id)
         )
 
     def offered(
@@ -134,14 +233,28 @@ class ToolHost:
         model: ModelRef | None = None,
         capabilities: frozenset[str] = frozenset(),
         agent: str = "build",
+        session_id: str | None = None,
     ) -> list[Tool]:
-        """The catalogue for a model, client and agent (an agent's blanket denies hide tools)."""
+        """The catalogue for a model, client and agent (an agent's blanket denies hide tools).
+
+        A child session's catalogue is its sub-agent's, less what any side denies.
+        """
         offered = self.registry.offered(model=model, config=self.config, capabilities=capabilities)
+        offered = [t for t in offered if t.available is None or t.available(self, capabilities)]
+        child = self.children.get(session_id) if session_id else None
+        if child is not None:
+            caller = Caller(child.agent.name, session_id)
+            return [
+                t.described_for(self, caller) for t in offered if not self.hidden_in(child, t.id)
+            ]
         rules = self._rules_for(agent)
+        caller = Caller(agent, session_id)
         return [
-            tool.described_for(self)
+            tool.described_for(self, caller)
             for tool in offered
-            if not disabled_by_rules(permission_name(tool.id), rules, self.permissions.approved)
+            if not disabled_by_rules(
+                permission_name(tool.id), rules, self.permissions.approved_for(session_id)
+            )
         ]
 
     async def execute(
@@ -158,9 +271,80 @@ class ToolHost:
     ) -> ToolResult:
         editor = editor or EditorBridge()
         session = self.sessions.get(session_id or new_id("ses"))
+        child = self.children.get(session.id)
+        if child is not None:
+            return await self._execute_in_child(
+                child, tool_id, args, editor, call_id or new_id("call"), message_id, model
+            )
+        return await self._execute(
+            tool_id, args, editor, session, call_id, message_id, agent, model
+        )
+
+    async def _execute_in_child(
+        self,
+        child: Child,
+        tool_id: str,
+        args: Any,
+        editor: EditorBridge,
+        call_id: str,
+        message_id: str,
+        model: ModelRef | None,
+    ) -> ToolResult:
+        """A call in a child session: its agent, its rules, reported to and ended with
+        the ``task`` call running it."""
+        run = child.run
+        if run is None:
+            return ToolResult(
+                title=tool_id,
+                output=f"The sub-agent session {child.session_id} is not running: the task call "
+                "that ran it has ended or was cancelled, so it takes no more tool calls.",
+                metadata={"error": "failed"},
+                is_error=True,
+            )
+        run.started(call_id, tool_id, args)
+        found = self.registry.get(tool_id)
+        if found is not None and self.blocked_in(child, found.id):
+            refused = found.error_result(
+                f"The {found.id} tool is not available to the {child.agent.name} sub-agent: "
+                "its rules, or those of the agent that started it, do not allow it. Do the task "
+                "with the tools you were given.",
+                "permission_denied",
+            )
+            run.finished(call_id, refused)
+            return refused
+        session = self.sessions.get(child.session_id)
+        call = asyncio.ensure_future(
+            self._execute(
+                tool_id, args, editor, session, call_id, message_id, child.agent.name, model
+            )
+        )
+        run.tasks.add(call)
+        try:
+            result = await call
+        except asyncio.CancelledError:
+            run.cancelled(call_id)
+            raise
+        finally:
+            run.tasks.discard(call)
+        run.finished(call_id, result)
+        return result
+
+    async def _execute(
+        self,
+        tool_id: str,
+        args: Any,
+        editor: EditorBridge,
+        session: Session,
+        call_id: str | None,
+        message_id: str,
+        agent: str,
+        model: ModelRef | None,
+    ) -> ToolResult:
         tool = self.registry.get(tool_id)
         if tool is None:
-            available = self.offered(model=model, capabilities=editor.capabilities())
+            available = self.offered(
+                model=model, capabilities=editor.capabilities(), agent=agent, session_id=session.id
+            )
             tool, args = (
                 self.registry.invalid,
                 {

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from tools.errors import PermissionDeniedError, PermissionRejectedError
 
@@ -174,7 +174,11 @@ _READ_ONLY_TOOLS = ("grep", "glob", "list", "bash", "webfetch", "websearch", "co
 
 AGENT_RULES: dict[str, dict[str, Any]] = {
     "build": {"question": "allow", "plan_enter": "allow"},
-    "plan": {"edit": {"*": "deny", ".opencode/plans/*.md": "allow"}},
+    "plan": {
+        "question": "allow",
+        "task": {"general": "deny"},
+        "edit": {"*": "deny", ".opencode/plans/*.md": "allow"},
+    },
     "explore": {"*": "deny", **dict.fromkeys(_READ_ONLY_TOOLS, "allow")},
     "general": {"todowrite": "deny", "todoread": "deny"},
 }
@@ -344,6 +348,18 @@ class SaveError(Exception):
 
 Asker = Callable[[PermissionRequest], Awaitable[PermissionReply]]
 
+
+class Policy(Protocol):
+    """Rules that are not one ruleset: a sub-agent's session (``tools.agents.policy``)
+    decides by several, and keeps its own "always" answers."""
+
+    def decide(self, permission: str, pattern: str) -> Rule: ...
+
+    def relevant(self, permission: str) -> list[Rule]: ...
+
+    def remember(self, rules: list[Rule]) -> None: ...
+
+
 REJECTED = "The user rejected permission to use this specific tool call."
 
 
@@ -403,16 +419,25 @@ class PermissionService:
         return evaluate(permission, pattern, self.ruleset(agent), self.approved_for(session_id))
 
     async def ask(
-        self, request: PermissionRequest, agent: str, asker: Asker, *, force: bool = False
+        self,
+        request: PermissionRequest,
+        agent: str,
+        asker: Asker,
+        *,
+        force: bool = False,
+        policy: Policy | None = None,
     ) -> PermissionReply | None:
         """Return when every pattern is allowed; raise when one is denied or rejected.
 
         The person's reply is returned (None: the rules allowed it without asking), so
         a caller can use what it narrows.  ``force`` asks even when the rules allow every
         pattern (deny still wins): for calls whose effect the rules cannot see, like a
-        command known only at run time.
+        command known only at run time.  ``policy`` (a sub-agent's session) decides
+        instead of ``agent``'s rules, and keeps that session's "always" answers.
         """
-        needed = self.needs_person(agent, request.permission, request.patterns, request.session_id)
+        needed = self.needs_person(
+            agent, request.permission, request.patterns, request.session_id, policy=policy
+        )
         if not needed and not force:
             return None
         reply = await self._ask_once(request, asker)
@@ -426,16 +451,31 @@ class PermissionService:
                 )
             raise PermissionRejectedError(REJECTED)
         if reply.reply == "always":
-            reply = self._remember(request, reply)
-            self._allow_covered_pending(request.session_id)
+            if policy is not None and reply.scope in ("sidecar", "session"):
+                # A sub-agent's "always" stays in its session (tools.agents.policy).
+                policy.remember(self._approved_rules(request, reply))
+                reply = dataclasses.replace(reply, scope="session")
+            else:
+                reply = self._remember(request, reply)
+                if policy is not None:  # saved to a config file: it counts in the child now
+                    policy.remember(self._approved_rules(request, reply))
+            self._allow_covered_pending(request.session_id, policy)
         return reply
 
-    def _remember(self, request: PermissionRequest, reply: PermissionReply) -> PermissionReply:
-        """Keep an "always" where the person chose; a save that fails stays in memory."""
+    def _approved_rules(self, request: PermissionRequest, reply: PermissionReply) -> Ruleset:
+        return [Rule(request.permission, p, "allow") for p in self._option(request, reply).patterns]
+
+    def _option(self, request: PermissionRequest, reply: PermissionReply) -> AlwaysOption:
+        """The alwaysOption the reply chose (the first when it names none)."""
         options = request.options()
         option = next((o for o in options if o.id == reply.always_option), None)
         if option is None:
             option = options[0] if options else AlwaysOption("default", (), "nothing")
+        return option
+
+    def _remember(self, request: PermissionRequest, reply: PermissionReply) -> PermissionReply:
+        """Keep an "always" where the person chose; a save that fails stays in memory."""
+        option = self._option(request, reply)
         if not option.patterns:  # an ask that offers no "always" (tools.protected): a once
             return reply
         scope, notice, source = reply.scope, None, None
@@ -483,20 +523,32 @@ class PermissionService:
         return target
 
     def needs_person(
-        self, agent: str, permission: str, patterns: list[str], session_id: str | None = None
+        self,
+        agent: str,
+        permission: str,
+        patterns: list[str],
+        session_id: str | None = None,
+        *,
+        policy: Policy | None = None,
     ) -> bool:
         """True when a pattern's rule is ``ask``; raise when one is denied."""
-        ruleset = self.ruleset(agent)
-        approved = self.approved_for(session_id)
+        ruleset = self.ruleset(agent) if policy is None else []
+        approved = self.approved_for(session_id) if policy is None else []
         needs_ask = False
         for pattern in patterns:
-            rule = evaluate(permission, pattern, ruleset, approved)
+            if policy is not None:
+                rule = policy.decide(permission, pattern)
+            else:
+                rule = evaluate(permission, pattern, ruleset, approved)
             if rule.action == "deny":
-                relevant = [
-                    r.to_wire()
-                    for r in (*ruleset, *approved)
-                    if wildcard_match(permission, r.permission)
-                ]
+                matching = (
+                    policy.relevant(permission)
+                    if policy is not None
+                    else [
+                        r for r in (*ruleset, *approved) if wildcard_match(permission, r.permission)
+                    ]
+                )
+                relevant = [r.to_wire() for r in matching]
                 raise PermissionDeniedError(
                     "The user has specified a rule which prevents you from using this specific "
                     f"tool call. Here are some of the relevant rules {json.dumps(relevant)}",
@@ -530,14 +582,19 @@ class PermissionService:
             if not future.done():
                 future.set_result(PermissionReply("reject"))
 
-    def _allow_covered_pending(self, session_id: str) -> None:
+    def _allow_covered_pending(self, session_id: str, policy: Policy | None = None) -> None:
         """Settle waiting asks of the session that the "always" approvals now cover."""
         approved = self.approved_for(session_id)
         for future, request in list(self._pending.get(session_id, {}).items()):
             if not request.always:
                 continue  # a forced ask (nothing to approve for next time) needs a person
             covered = all(
-                evaluate(request.permission, pattern, approved).action == "allow"
+                (
+                    policy.decide(request.permission, pattern)
+                    if policy is not None
+                    else evaluate(request.permission, pattern, approved)
+                ).action
+                == "allow"
                 for pattern in request.patterns
             )
             if covered and not future.done():

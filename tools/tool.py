@@ -36,8 +36,22 @@ log = logging.getLogger("toolhost.tools")
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 Execute = Callable[[Any, "ToolContext"], Awaitable[ToolResult | dict[str, Any] | str]]
-# Appends what depends on the worktree (e.g. the skills found) to the static prose.
-Describe = Callable[[str, "ToolHost"], str]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who a catalogue is built for: the agent, and the session when one is named."""
+
+    agent: str = "build"
+    session_id: str | None = None
+
+
+# Appends what depends on the worktree or the caller (the skills found, the sub-agents
+# the caller may start) to the static prose.
+Describe = Callable[[str, "ToolHost", Caller], str]
+# Whether the tool can work here at all (``task``: only where a sub-agent runner
+# exists), given the client's capabilities.
+Available = Callable[["ToolHost", frozenset[str]], bool]
 
 
 @dataclass(frozen=True)
@@ -75,12 +89,13 @@ class Tool:
     requires: frozenset[str] = frozenset()
     schema: dict[str, Any] | None = None  # filled by define(); built once, never per call
     describe: Describe | None = None
+    available: Available | None = None
 
-    def described_for(self, host: ToolHost) -> Tool:
-        """This tool with its description completed for ``host``'s worktree."""
+    def described_for(self, host: ToolHost, caller: Caller | None = None) -> Tool:
+        """This tool with its description completed for ``host``'s worktree and the caller."""
         if self.describe is None:
             return self
-        return replace(self, description=self.describe(self.description, host))
+        return replace(self, description=self.describe(self.description, host, caller or Caller()))
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -119,7 +134,9 @@ class Tool:
                 result.output,
                 max_lines=limits.max_lines,
                 max_bytes=limits.max_bytes,
-                task_available=lambda: ctx.host.task_available(ctx.agent),
+                task_available=lambda: ctx.host.task_available(
+                    ctx.agent, ctx.editor.capabilities(), ctx.session_id
+                ),
             )
             result.output = cut.text
             result.metadata["truncated"] = cut.truncated
@@ -262,6 +279,7 @@ def define(
     requires: frozenset[str] | set[str] = frozenset(),
     description: str | None = None,
     describe: Describe | None = None,
+    available: Available | None = None,
 ) -> Tool:
     """Declare a tool. Without ``description``, ``<id>.txt`` beside the caller is read."""
     if description is None:
@@ -281,6 +299,7 @@ def define(
         requires=frozenset(requires),
         schema=model_schema(parameters),
         describe=describe,
+        available=available,
     )
 
 

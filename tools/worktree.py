@@ -133,6 +133,7 @@ def problem_lines(loaded: LoadedConfig, host: ToolHost) -> list[str]:
     lines += [f"custom tool not loaded: {problem}" for problem in host.custom_problems]
     lines += [f"ignored: {path}: {why}" for path, why in loaded.ignored]
     lines += [f"ignored: {path}: {UNTRUSTED_TOOL}" for path in untrusted_tool_files(host)]
+    lines += list(loaded.warnings)
     return lines
 
 

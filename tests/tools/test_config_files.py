@@ -190,9 +190,22 @@ def test_unknown_opencode_keys_are_ignored(worktree: Path, global_dir: Path) -> 
     write(
         worktree / "opencode.json",
         '{"$schema": "https://opencode.ai/config.json", "model": "x/y", "theme": 3, '
-        '"provider": {"a": []}, "agent": {"build": {"tools": 7}}, "mcp": null}',
+        '"agent": {"build": {"color": "accent", "options": {"x": 1}}}, "mcp": null}',
     )
     assert load_config(worktree).problems == ()
+
+
+def test_agent_and_provider_shapes_are_checked(worktree: Path, global_dir: Path) -> None:
+    """They decide what sub-agents may do and where they run: a wrong shape fails closed."""
+    write(
+        worktree / "opencode.json",
+        '{"provider": {"a": []}, "agent": {"build": {"tools": 7}}}',
+    )
+    problems = {(p.key, p.message) for p in load_config(worktree).problems}
+    assert problems == {
+        ("provider.a", "expected an object, got []"),
+        ("agent.build.tools", "expected an object of tool name to true/false, got 7"),
+    }
 
 
 def test_empty_files_are_no_settings(worktree: Path, global_dir: Path) -> None:

@@ -1,8 +1,9 @@
 """The built-in tools: one module each, named by the tool's id, with its prose in ``<id>.txt``.
 
 ``BUILTIN_ORDER`` is the one list of them, in the order the catalogue shows them:
-OpenCode's registry order, with toolhost's extra built-ins (list, multiedit, lsp) in
-the places OpenCode's older releases had them.
+OpenCode's registry order (1.18.33 puts question first and task after write), with
+toolhost's extra built-ins (list, multiedit, lsp) in the places OpenCode's older
+releases had them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import importlib
 from tools.tool import Tool
 
 BUILTIN_ORDER = (
+    "question",
     "bash",
     "read",
     "glob",
@@ -20,6 +22,7 @@ BUILTIN_ORDER = (
     "edit",
     "write",
     "multiedit",
+    "task",
     "webfetch",
     "todowrite",
     "todoread",

@@ -52,13 +52,14 @@ import logging
 import os
 import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from tools.bash import process
-from tools.bash.commands import Analysis, Effective
+from tools.bash.commands import Analysis, Effective, unique
 from tools.bash.decision import Decision, Denial, decide
 from tools.bash.effects import Effects, effects
 from tools.bash.sandbox import client as sandbox_client
@@ -71,7 +72,7 @@ from tools.bash.walker import analyse_line
 from tools.context import ToolContext
 from tools.errors import NotFoundError, PermissionDeniedError, PermissionRejectedError, ToolError
 from tools.paths import is_inside, locations, real, relative, resolve
-from tools.permission import PermissionService, Rule, wildcard_match
+from tools.permission import Rule, wildcard_match
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 
@@ -222,22 +223,41 @@ async def _support() -> Support | None:
 
 
 def _plan(ctx: ToolContext, support: Support | None, extra: list[str]) -> Plan:
-    service = ctx.host.permissions
     policy = sandbox_settings.policy(
         ctx.host.config,
         worktree=ctx.worktree,
         directory=ctx.directory,
-        rules=_rules(service, ctx.agent, "external_directory", "read"),
+        rules=_sandbox_rules(ctx),
         extra_writable=extra,
     )
     return decide_plan(policy, support)
 
 
-def _rules(service: PermissionService, agent: str, *permissions: str) -> list[Rule]:
+def _sandbox_rules(ctx: ToolContext) -> list[Rule]:
+    """The rules the sandbox reads directories from (``external_directory``, ``read``).
+
+    A sub-agent's session has several sides (``tools.agents.policy``): a directory is
+    writable only when every side allows it, and unreadable when any side denies it.
+    """
+    wanted = ("external_directory", "read")
+    sides = [
+        [r for r in side if any(wildcard_match(p, r.permission) for p in wanted)]
+        for side in ctx.rule_sides()
+    ]
+    if len(sides) == 1:
+        return sides[0]
+    allowed = set.intersection(
+        *(
+            set(sandbox_settings.literal_paths(side, "external_directory", "allow"))
+            for side in sides
+        )
+    )
+    denied = unique(
+        p for side in sides for p in sandbox_settings.literal_paths(side, "read", "deny")
+    )
     return [
-        r
-        for r in (*service.ruleset(agent), *service.approved)
-        if any(wildcard_match(p, r.permission) for p in permissions)
+        *(Rule("external_directory", f"{p}/*", "allow") for p in sorted(allowed)),
+        *(Rule("read", p, "deny") for p in denied),
     ]
 
 
@@ -333,11 +353,10 @@ async def _ask(
     ``strict``: the kernel does not hold the command's writes, so a path only known
     when it runs makes the command unknown.
     """
-    service = ctx.host.permissions
     found = await ctx.run_blocking(_effects, analysis, workdir, strict)
     for text, why in found.unknown:
         analysis.commands.append(Effective(text=text, unknown=[why]))
-    _check_denials(decide(analysis, _bash_rules(service, ctx.agent)), service, ctx.agent)
+    _decide(analysis, ctx)
     roots = (real(ctx.directory), real(ctx.worktree))
     outside, written = await ctx.run_blocking(_outside_dirs, found, workdir, roots)
     if outside:
@@ -354,8 +373,7 @@ async def _ask(
             title=f"Access files outside the project: {', '.join(globs)}",
         )
     # Again: the rules may have changed while the user answered.
-    decision = decide(analysis, _bash_rules(service, ctx.agent))
-    _check_denials(decision, service, ctx.agent)
+    decision = _decide(analysis, ctx)
     metadata: dict[str, Any] = {
         "command": args.command,
         "workdir": str(workdir),
@@ -384,13 +402,22 @@ def _ask_title(command: str, workdir: Path, ctx: ToolContext) -> str:
     return f"Run `{shown}` in {place}"
 
 
-def _bash_rules(service: PermissionService, agent: str) -> list[Rule]:
-    return [*service.ruleset(agent), *service.approved]
-
-
-def _check_denials(decision: Decision, service: PermissionService, agent: str) -> None:
-    if decision.denial is not None:
-        raise _denied(decision.denial, _bash_rules(service, agent))
+def _decide(analysis: Analysis, ctx: ToolContext) -> Decision:
+    """The rules' decision; raises when one denies.  A sub-agent's session has several
+    rulesets (its parent's and its own): each must allow, an ask in any asks."""
+    decisions = []
+    for rules in ctx.rule_sides():
+        decision = decide(analysis, rules)
+        if decision.denial is not None:
+            raise _denied(decision.denial, rules)
+        decisions.append(decision)
+    first = decisions[0]
+    return replace(
+        first,
+        patterns=unique(p for d in decisions for p in d.patterns),
+        needs_ask=any(d.needs_ask for d in decisions),
+        force=any(d.force for d in decisions),
+    )
 
 
 def _denied(denial: Denial, rules: list[Rule]) -> PermissionDeniedError:

@@ -19,7 +19,7 @@ from tools.config.dirs import global_config_dir, project_ancestors
 from tools.context import ToolContext
 from tools.errors import NotFoundError
 from tools.result import ToolResult
-from tools.tool import Annotations, define
+from tools.tool import Annotations, Caller, define
 
 if TYPE_CHECKING:
     from tools.host import ToolHost
@@ -136,7 +136,7 @@ async def execute(args: SkillParams, ctx: ToolContext) -> ToolResult:
     )
 
 
-def describe(base: str, host: ToolHost) -> str:
+def describe(base: str, host: ToolHost, caller: Caller) -> str:
     """The description with the skills available in this worktree appended."""
     skills = discover(host.directory, host.worktree)
     if not skills:

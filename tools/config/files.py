@@ -64,6 +64,8 @@ class LoadedConfig:
     watch: tuple[Path, ...]  # every path that is read when it exists: watch these
     # project files of an untrusted folder, and why only their restrictions apply
     ignored: tuple[tuple[Path, str], ...] = ()
+    # Parts of a source that were read but not used, one sentence each for a person.
+    warnings: tuple[str, ...] = ()
 
     @property
     def problems(self) -> tuple[ConfigProblem, ...]:
@@ -111,9 +113,11 @@ def load_config(
     salvage = Salvage()
     files: list[Path] = []
     ignored: list[tuple[Path, str]] = []
+    warnings: list[str] = []
     seen: set[str] = set()
     candidates = config_paths(root)
     project = set(candidates[len(GLOBAL_FILES) :])
+    user_files = {os.path.realpath(global_config_dir() / name) for name in GLOBAL_FILES}
     for path in candidates:
         identity = os.path.realpath(path)  # OPENCODE_CONFIG_DIR may be .opencode itself
         if identity in seen or not path.is_file():
@@ -128,6 +132,9 @@ def load_config(
             restrictions.append(restrictions_of(layer))
             ignored.append((path, UNTRUSTED_FILE))
         else:
+            if layer.providers and identity not in user_files:
+                warnings.append(project_provider_warning(path, layer.providers))
+                layer.providers = {}
             layers.append(layer)
     if overrides is not None:
         layer, errors = read_opencode(overrides)
@@ -138,7 +145,19 @@ def load_config(
             layers.append(layer)
     # An untrusted project's restrictions come last: nothing can loosen them.
     config = merge([*layers, *restrictions], problems, salvage, untrusted=not trusted)
-    return LoadedConfig(config, tuple(files), tuple(candidates), tuple(ignored))
+    return LoadedConfig(config, tuple(files), tuple(candidates), tuple(ignored), tuple(warnings))
+
+
+def project_provider_warning(path: Path, providers: Mapping[str, Any]) -> str:
+    """Model endpoints come from the user's own config only: a checked-out project
+    could otherwise send the prompts, the files a sub-agent reads and an API key
+    taken from the environment to a server of its choosing."""
+    names = ", ".join(sorted(providers))
+    return (
+        f"toolhost: {path} sets provider ({names}); it is not used, because model endpoints "
+        "and their API keys are read only from your user config (the global config folder or "
+        "the editor's toolhost config). Move the provider entry there to use it."
+    )
 
 
 UNTRUSTED_FILE = (

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.permission import Rule, Ruleset, expand_home, rules_from_config, wildcard_match
+from tools.truncation import MAX_BYTES, MAX_LINES
 
 if TYPE_CHECKING:
+    from tools.config.agents import AgentConfig, ProviderConfig
     from tools.config.salvage import Salvage
-from tools.truncation import MAX_BYTES, MAX_LINES
 
 KeyPath = tuple[str | int, ...]
 
@@ -168,6 +169,13 @@ class Config:
     allowed_commands: tuple[str, ...] = ()
     denied_commands: tuple[str, ...] = ()
     allowed_dirs: tuple[str, ...] = ()
+    # Sub-agents and model endpoints (``tools.config.agents``).
+    agents: Mapping[str, AgentConfig] = field(default_factory=dict)
+    providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
+    model: str | None = None  # "provider/model"
+    subagent_depth: int | None = None
+    primary_tools: tuple[str, ...] = ()
+    continue_loop_on_deny: bool = False
     sandbox: SandboxSettings = SandboxSettings()
 
     def is_enabled(self, tool_id: str) -> bool:
@@ -181,15 +189,16 @@ class Config:
     def failing_closed(self) -> bool:
         return bool(self.problems)
 
-    def effective_rules(self, base: Ruleset) -> Ruleset:
-        """``base`` (built-in and agent rules) followed by this config's rules.
+    def effective_rules(self, base: Ruleset, agent_rules: Sequence[Rule] = ()) -> Ruleset:
+        """``base`` (built-in and agent rules) followed by this config's rules, then
+        ``agent_rules`` (the config's ``agent.<name>.permission``, last as in OpenCode).
 
         When failing closed, the stricter tail is computed over ``base`` too, so an
         agent's own deny (the plan agent's edits) is not weakened to an ask.
         """
         if not self.problems and not self.untrusted:
-            return [*base, *self.rules]
-        combined = [*base, *self.source_rules]
+            return [*base, *self.rules, *agent_rules]
+        combined = [*base, *self.source_rules, *agent_rules]
         return [*combined, *self.tail(combined)]
 
     def tail(self, rules: Sequence[Rule]) -> Ruleset:
@@ -210,6 +219,12 @@ class ConfigLayer:
     allowed_commands: list[str] = field(default_factory=list)
     denied_commands: list[str] = field(default_factory=list)
     allowed_dirs: list[str] = field(default_factory=list)
+    agents: dict[str, AgentConfig] = field(default_factory=dict)
+    providers: dict[str, ProviderConfig] = field(default_factory=dict)
+    model: str | None = None
+    subagent_depth: int | None = None
+    primary_tools: list[str] | None = None
+    continue_loop_on_deny: bool | None = None
     # The sandbox keys this source sets (mode, network, writable, caches, hidden).
     sandbox: dict[str, Any] = field(default_factory=dict)
 
@@ -269,14 +284,25 @@ def merge(
     ``salvage``: what the unusable sources still forbid (their denials, tools they
     switch off); it applies on top of everything while failing closed.
     """
+    from tools.config.agents import merge_agents, merge_providers
+
     enabled: dict[str, bool] = {}
     rules: Ruleset = []
     limits = ToolOutputLimits()
     allowed: list[str] = []
     denied: list[str] = []
     dirs: list[str] = []
+    agents: dict[str, AgentConfig] = {}
+    providers: dict[str, ProviderConfig] = {}
+    model = depth = primary_tools = go_on = None
     sandbox = SandboxSettings()
     for layer in layers:
+        agents = merge_agents(agents, layer.agents)
+        providers = merge_providers(providers, layer.providers)
+        model = layer.model or model
+        depth = layer.subagent_depth if layer.subagent_depth is not None else depth
+        primary_tools = layer.primary_tools if layer.primary_tools is not None else primary_tools
+        go_on = layer.continue_loop_on_deny if layer.continue_loop_on_deny is not None else go_on
         for tool_id, on in layer.enabled.items():
             enabled.pop(tool_id, None)  # re-insert so the later source's key is last
             enabled[tool_id] = on
@@ -305,6 +331,12 @@ def merge(
         allowed_commands=tuple(allowed),
         denied_commands=tuple(denied),
         allowed_dirs=tuple(dirs),
+        agents=agents,
+        providers=providers,
+        model=model,
+        subagent_depth=depth,
+        primary_tools=tuple(primary_tools or ()),
+        continue_loop_on_deny=bool(go_on),
         sandbox=sandbox,
     )
     return replace(config, rules=[*rules, *config.tail(rules)])
@@ -343,6 +375,7 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
     if _check_permission(permission, errors):
         layer.rules = rules_from_config(permission)
     layer.max_lines, layer.max_bytes = _read_tool_output(data.get("tool_output"), errors)
+    _read_agent_keys(data, layer, errors)
     layer.sandbox = read_sandbox(data.get("sandbox"), ("sandbox",), errors)
     return layer, errors
 
@@ -352,6 +385,21 @@ def _unknown_key(key: Any, known: Iterable[str] = KNOWN_KEYS, where: KeyPath = (
     close = difflib.get_close_matches(str(key), sorted(known), 1, 0.75)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return ConfigError(f"unknown key{hint} (a misspelt key would be ignored)", (*where, str(key)))
+
+
+def _read_agent_keys(
+    data: Mapping[str, Any], layer: ConfigLayer, errors: list[ConfigError]
+) -> None:
+    """``agent``, ``provider``, ``model``, ``subagent_depth`` (``tools.config.agents``)."""
+    from tools.config import agents
+
+    layer.agents = agents.read_agents(data.get("agent"), errors)
+    layer.providers = agents.read_providers(data.get("provider"), errors)
+    layer.model = agents.read_model(data.get("model"), errors)
+    layer.subagent_depth = agents.read_depth(data.get("subagent_depth"), errors)
+    layer.primary_tools, layer.continue_loop_on_deny = agents.read_experimental(
+        data.get("experimental"), errors
+    )
 
 
 def _read_tools(tools: Any, errors: list[ConfigError]) -> dict[str, bool]:

@@ -18,9 +18,11 @@ import { registerMcpServer } from './mcpServer';
 import { LspFamily } from './lsp';
 import { permissionDefaults, PermissionsFamily } from './permissions';
 import { ProgressFamily } from './progress';
+import { QuestionFamily } from './question';
 import { ReviewApi, Reviews } from './review';
 import { registerRulesCommand } from './rules';
 import { ReviewFeatures } from './review/presenter';
+import { TaskFamily } from './task';
 import { contributedTools, restrictedConfig, startBlocker, watchTrust } from './trust';
 
 export type { ExecuteToolOptions, ListToolsOptions, ToolhostApi } from './api';
@@ -43,7 +45,16 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
     (callID) => reviews.controller.reviews.find((r) => r.params.callID === callID)?.params.title,
   );
   const diskWrites = new DiskWritesFamily();
-  const families = [permissions, new EditsFamily(), diagnostics, new LspFamily(), progress, diskWrites];
+  const families = [
+    permissions,
+    new EditsFamily(),
+    diagnostics,
+    new LspFamily(),
+    progress,
+    diskWrites,
+    new QuestionFamily(),
+    new TaskFamily(),
+  ];
   server = new ServerManager({
     context,
     families,

@@ -80,7 +80,7 @@ export class ProgressFamily implements RequestFamily, vscode.Disposable {
           return;
         }
         if (params.title) call.title = params.title;
-        const line = lastLine(params.metadata?.output);
+        const line = taskLine(params) ?? lastLine(params.metadata?.output);
         if (line !== undefined) {
           call.hasOutput = true;
           this.setLatest(call, line);
@@ -191,6 +191,19 @@ export class ProgressFamily implements RequestFamily, vscode.Disposable {
     this.item.tooltip = tip;
     this.item.show();
   }
+}
+
+/** What a running sub-agent (`task`) does now: its task, latest call and how many are done;
+ * undefined for any other tool. */
+export function taskLine(update: ToolUpdate): string | undefined {
+  const calls = update.metadata?.calls;
+  if (!Array.isArray(calls) || !calls.length) {
+    return undefined;
+  }
+  const last = calls[calls.length - 1] as { title?: string; status?: string };
+  const done = calls.filter((c) => (c as { status?: string }).status !== 'running').length;
+  const now = last.status === 'running' ? last.title : `${last.title} (${last.status})`;
+  return `${update.title ?? 'task'}: ${now} [${done}/${calls.length} calls done]`;
 }
 
 /** The last non-empty line of a command's output so far, shortened; undefined when none. */

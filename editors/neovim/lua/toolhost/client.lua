@@ -166,6 +166,17 @@ function M.handlers()
     ["editor/openDocument"] = lazy("toolhost.documents", "open"),
     ["editor/diagnostics"] = lazy("toolhost.diagnostics", "collect"),
     ["editor/lsp"] = lazy("toolhost.lsp", "request"),
+    ["editor/question"] = lazy("toolhost.question", "ask"),
+    ["agent/task"] = lazy("toolhost.task", "run"),
+    ["editor/withdrawn"] = function(_, params)
+      if type(params) == "table" and type(params.id) == "string" then
+        if params.method == "editor/question" then
+          require("toolhost.question").withdraw(params.id)
+        elseif params.method == "agent/task" then
+          require("toolhost.task").cancel(params.id)
+        end
+      end
+    end,
     ["tools/update"] = lazy("toolhost.progress", "on_update"),
     ["tools/listChanged"] = function(_, _, ctx)
       vim.api.nvim_exec_autocmds("User", {

@@ -37,7 +37,12 @@ M.defaults = {
     diagnostics = true, -- editor/diagnostics: what your language servers report after an edit
     openDocument = true, -- editor/openDocument: a read loads the file so language servers start early
     lsp = true, -- editor/lsp: the `lsp` tool asks your language servers
+    question = true, -- editor/question: the `question` tool asks you with vim.ui.select
   },
+  -- Runs the sub-agents that the `task` tool starts: function(request, done), usually
+  -- given by an agent plugin (`:help toolhost-task`). nil: the sidecar runs them itself
+  -- if your config names a model endpoint, else `task` is not offered.
+  task = nil, ---@type (fun(request: table, done: fun(text?: string, error?: string)))?
 
   diagnostics = {
     -- How long an edit waits for your language servers to report on the changed file
@@ -123,6 +128,7 @@ M.types = {
   config = { "table", "nil" },
   trust = { "string" },
   editor = { "table" },
+  task = { "function", "nil" },
   diagnostics = { "table" },
   review = { "table" },
   keys = { "table" },
@@ -206,7 +212,7 @@ end
 ---@return table
 function M.init_options()
   local o = M.options
-  local editor = { task = false }
+  local editor = { task = type(o.task) == "function" }
   for flag in pairs(M.defaults.editor) do
     editor[flag] = o.editor[flag] == true
   end

@@ -228,6 +228,28 @@ local function last_output_line(metadata)
   return last
 end
 
+---A running sub-agent (`task`) in one line: what its latest call is, and how many are done.
+---@param params table a tools/update
+---@return string?
+function M.task_line(params)
+  local calls = type(params.metadata) == "table" and params.metadata.calls
+  if type(calls) ~= "table" or #calls == 0 then
+    return nil
+  end
+  local last, finished = calls[#calls], 0
+  for _, call in ipairs(calls) do
+    finished = finished + (call.status ~= "running" and 1 or 0)
+  end
+  local now = last.status == "running" and tostring(last.title)
+    or ("%s (%s)"):format(tostring(last.title), tostring(last.status))
+  return ("%s: %s [%d/%d calls done]"):format(
+    tostring(params.title or "task"),
+    now,
+    finished,
+    #calls
+  )
+end
+
 ---tools/update handler.
 function M.on_update(_, params, ctx)
   if type(params) ~= "table" then
@@ -248,7 +270,7 @@ function M.on_update(_, params, ctx)
       require("toolhost.log").warn("an on_update callback failed: %s", err)
     end
   end
-  local message = last_output_line(params.metadata) or params.title
+  local message = M.task_line(params) or last_output_line(params.metadata) or params.title
   call.last = type(message) == "string" and message or call.last
   schedule_redraw()
   emit(

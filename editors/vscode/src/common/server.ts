@@ -29,7 +29,8 @@ import {
 import { getSettings } from './settings';
 
 /** The server-to-client requests of PROTOCOL.md that a client can answer. */
-export type EditorFlag = 'permissionAsk' | 'applyEdit' | 'diagnostics' | 'openDocument' | 'lsp';
+export type EditorFlag =
+  'permissionAsk' | 'applyEdit' | 'diagnostics' | 'openDocument' | 'lsp' | 'question' | 'task';
 
 /** One module per request family (permissions, edits, diagnostics, lsp, progress). */
 export interface RequestFamily {

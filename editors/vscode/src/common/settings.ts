@@ -21,6 +21,7 @@ export const RESTART_SETTINGS = [
   'toolhost.diagnostics.waitMs',
   'toolhost.config',
   'toolhost.review.byDefault',
+  'toolhost.task.enabled',
 ];
 
 /** Fires with the name of a changed setting that needs a new sidecar. */

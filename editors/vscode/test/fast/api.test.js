@@ -27,6 +27,8 @@ test('initialize advertises exactly the requests the extension answers', () => {
     openDocument: true,
     diagnostics: true,
     lsp: true,
+    question: true,
+    task: true,
   });
   assert.deepEqual(params.initializationOptions.diagnostics, { waitMs: 1234 });
   assert.deepEqual(params.initializationOptions.config, {});

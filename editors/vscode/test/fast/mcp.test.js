@@ -84,7 +84,7 @@ test("toolhost's review of a confirmed call is skipped only when the user chose 
   let prompts = 0;
   answerPrompts((items) => {
     prompts += 1;
-    return items.find((item) => (item.title ?? item) === 'Allow once');
+    return items.find((item) => (item.title ?? item) === 'Accept');
   });
   await lmEdit('alpha', 'beta');
   assert.equal(prompts, 1, 'by default toolhost still asks');

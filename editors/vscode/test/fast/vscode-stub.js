@@ -487,6 +487,34 @@ class LanguageModelToolResult {
     this.content = content;
   }
 }
+// The chat side of vscode.lm (sub-agents): messages, tool calls and their results.
+class LanguageModelToolCallPart {
+  constructor(callId, name, input) {
+    this.callId = callId;
+    this.name = name;
+    this.input = input;
+  }
+}
+class LanguageModelToolResultPart {
+  constructor(callId, content) {
+    this.callId = callId;
+    this.content = content;
+  }
+}
+const LanguageModelChatMessageRole = { User: 1, Assistant: 2 };
+class LanguageModelChatMessage {
+  static User(content, name) {
+    return new LanguageModelChatMessage(LanguageModelChatMessageRole.User, content, name);
+  }
+  static Assistant(content, name) {
+    return new LanguageModelChatMessage(LanguageModelChatMessageRole.Assistant, content, name);
+  }
+  constructor(role, content, name) {
+    this.role = role;
+    this.content = typeof content === 'string' ? [new LanguageModelTextPart(content)] : content;
+    this.name = name;
+  }
+}
 
 // ---------------------------------------------------------------- documents
 
@@ -1363,7 +1391,16 @@ const extensions = {
 };
 
 const lmTools = new Map();
+/** Chat models a test registers: {id, vendor, family, name, sendRequest(messages, options, token)}. */
+const chatModels = [];
 const lm = {
+  async selectChatModels(selector = {}) {
+    return chatModels.filter((m) =>
+      ['vendor', 'family', 'id', 'version'].every(
+        (key) => selector[key] === undefined || selector[key] === m[key],
+      ),
+    );
+  },
   registerTool(name, tool) {
     lmTools.set(name, tool);
     return new Disposable(() => lmTools.delete(name));
@@ -1450,6 +1487,10 @@ const api = {
   FileSystemError,
   LanguageModelTextPart,
   LanguageModelToolResult,
+  LanguageModelToolCallPart,
+  LanguageModelToolResultPart,
+  LanguageModelChatMessage,
+  LanguageModelChatMessageRole,
   ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
   ViewColumn: { Active: -1, Beside: -2, One: 1, Two: 2 },
   LanguageStatusSeverity: { Information: 0, Warning: 1, Error: 2 },
@@ -1487,6 +1528,7 @@ const stub = {
   lmTools,
   mcpProviders,
   enableMcpApi,
+  chatModels,
   watchers,
   extensionsById,
   emitters,

@@ -1,0 +1,1 @@
+"""Sub-agents: the agents ``task`` can start, their sessions' rules, and their runners."""
