@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 from tools.changes import diagnostics
 from tools.changes.changeset import new_text
 from tools.changes.commit import commit, locked
-from tools.changes.load import load, require_path, single_file, whole_text
+from tools.changes.load import BOM_CHAR, load, require_path, single_file, whole_text
 from tools.context import ToolContext
 from tools.paths import assert_external_directory, relative
 from tools.result import ToolResult
@@ -30,7 +30,8 @@ async def execute(args: WriteParams, ctx: ToolContext) -> ToolResult:
         if before is not None:
             ctx.session.assert_fresh(path)
         after, bom_discarded = whole_text(before, args.content)
-        changeset = single_file(new_text(path, before, after), unsaved)
+        bom = args.content.startswith(BOM_CHAR)  # kept only by a new file
+        changeset = single_file(new_text(path, before, after, bom=bom), unsaved)
         committed = await commit(
             ctx,
             changeset,
