@@ -37,7 +37,7 @@ command only known at run time cannot be allowed by an allow rule; arguments are
 unquoted before their paths are checked (``rm "../x y"`` is the file ``../x y``),
 paths that do not exist yet and redirection targets are checked too; a line with
 syntax errors is asked for whole; the timeout/abort note uses the newer wording
-under our tool's tag ``<bash_metadata>``; a timeout is not an error (the model
+under 1.18.33's tag ``<shell_metadata>``; a timeout is not an error (the model
 reads the note; ``metadata.timedOut`` tells the editor).
 """
 
@@ -63,6 +63,7 @@ from tools.paths import is_inside, locations, real, relative, resolve
 from tools.permission import PermissionService, Rule, wildcard_match
 from tools.result import ToolResult
 from tools.tool import Annotations, define
+from tools.truncation import truncate_tail
 
 DEFAULT_TIMEOUT_MS = 120_000
 TIMEOUT_GRACE_MS = 100  # the kill fires this long after the timeout (OpenCode's)
@@ -111,9 +112,10 @@ class BashParams(BaseModel):
         description="Directory to run the command in, instead of `cd <dir> &&`; "
         "defaults to the project directory",
     )
-    description: str = Field(
-        description="What the command does, in 5-10 words, e.g. 'Lists files in current "
-        "directory', 'Shows working tree status', 'Installs package dependencies'"
+    description: str | None = Field(
+        default=None,
+        description="Optional: what the command does, in 5-10 words, e.g. 'Lists files in "
+        "current directory', 'Shows working tree status', 'Installs package dependencies'",
     )
 
 
@@ -129,12 +131,13 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
     await _ask(analysis, workdir, args, ctx)
 
     preview = _Preview()
+    title = args.description or args.command  # 1.18.33 has no description: the command
 
     def on_output(text: str) -> None:
         preview.add(text)
-        ctx.metadata(args.description, {"output": preview.text(), "description": args.description})
+        ctx.metadata(title, {"output": preview.text(), "description": args.description})
 
-    ctx.metadata(args.description, {"output": "", "description": args.description})
+    ctx.metadata(title, {"output": "", "description": args.description})
     try:
         finished = await process.run(
             shell_argv(args.command),
@@ -144,7 +147,7 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             on_output=on_output,
         )
     except asyncio.CancelledError:
-        _final_update(ctx, args.description, preview.head + _notes(aborted=True))
+        _final_update(ctx, title, args.description, preview.text() + _notes(aborted=True))
         raise
     except OSError as error:
         raise ToolError(
@@ -152,20 +155,25 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             "directory, then retry.",
         ) from error
 
-    output = (finished.output or "(no output)") + _notes(
-        timeout_ms=timeout_ms if finished.timed_out else None
-    )
+    # The tail is kept, after OpenCode 1.18.33's marker: a command's end holds its verdict.
+    limits = ctx.host.config.tool_output
+    cut = truncate_tail(finished.output, max_lines=limits.max_lines, max_bytes=limits.max_bytes)
+    notes = _notes(timeout_ms=timeout_ms if finished.timed_out else None)
+    output = (cut.text or "(no output)") + notes
     metadata: dict[str, Any] = {
-        "output": _cap(output),
+        "output": _cap((finished.output or "(no output)") + notes),  # what the editor shows
         "exit": finished.exit,
         "description": args.description,
+        "truncated": cut.truncated,
     }
+    if cut.output_path:
+        metadata["outputPath"] = cut.output_path
     if finished.timed_out:
         metadata["timedOut"] = True
-    return ToolResult(title=args.description, output=output, metadata=metadata)
+    return ToolResult(title=title, output=output, metadata=metadata)
 
 
-def _final_update(ctx: ToolContext, description: str, output: str) -> None:
+def _final_update(ctx: ToolContext, title: str, description: str | None, output: str) -> None:
     """Tell the editor why the command stopped; the cancelled call has no result to.
 
     Sent at once: ``ctx.metadata`` would hold it back for its 100 ms rate limit, and
@@ -177,7 +185,7 @@ def _final_update(ctx: ToolContext, description: str, output: str) -> None:
         {
             "sessionID": ctx.session_id,
             "callID": ctx.call_id,
-            "title": description,
+            "title": title,
             "metadata": {"output": _cap(output), "description": description},
         }
     )
@@ -375,30 +383,33 @@ def shell_env() -> dict[str, str]:
 
 
 class _Preview:
-    """The output so far for progress updates: its first 30 000 characters."""
+    """The output so far for progress updates: its last 30 000 characters (1.18.33)."""
 
     def __init__(self) -> None:
-        self.head = ""
+        self.tail = ""
+        self.cut = False
 
     def add(self, text: str) -> None:
-        if len(self.head) <= MAX_METADATA_LENGTH:  # past that only the cap is shown
-            self.head += text
+        self.tail += text
+        if len(self.tail) > 2 * MAX_METADATA_LENGTH:  # trim now and then, not per chunk
+            self.tail = self.tail[-MAX_METADATA_LENGTH:]
+            self.cut = True
 
     def text(self) -> str:
-        return _cap(self.head)
+        return "...\n\n" + self.tail[-MAX_METADATA_LENGTH:] if self.cut else _cap(self.tail)
 
 
 def _cap(text: str) -> str:
     if len(text) <= MAX_METADATA_LENGTH:
         return text
-    return text[:MAX_METADATA_LENGTH] + "\n\n..."
+    return "...\n\n" + text[-MAX_METADATA_LENGTH:]
 
 
 def _notes(*, timeout_ms: float | None = None, aborted: bool = False) -> str:
     notes = []
     if timeout_ms is not None:
         notes.append(
-            f"bash tool terminated command after exceeding timeout {_number(timeout_ms)} ms. "
+            f"shell tool terminated command after exceeding timeout {_number(timeout_ms)} ms. "
             "If this command is expected to take longer and is not waiting for interactive "
             "input, retry with a larger timeout value in milliseconds."
         )
@@ -406,7 +417,7 @@ def _notes(*, timeout_ms: float | None = None, aborted: bool = False) -> str:
         notes.append("User aborted the command")
     if not notes:
         return ""
-    return "\n\n<bash_metadata>\n" + "\n".join(notes) + "\n</bash_metadata>"
+    return "\n\n<shell_metadata>\n" + "\n".join(notes) + "\n</shell_metadata>"
 
 
 tool = define(
