@@ -16,7 +16,7 @@ WORDS = (
     "request response server client handler buffer stream config option value "
     "module function method class object return error timeout cache index query "
     "token session worker thread process signal socket event parser render layout"
-).split()
+).split(" ")
 
 
 def _sentence(rng: random.Random, words: int) -> str:
