@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import random
 
-WORDS = (
+_TEXT = (
     "the of and to in is for on that by with this as are be from at or an it "
     "request response server client handler buffer stream config option value "
     "module function method class object return error timeout cache index query "
     "token session worker thread process signal socket event parser render layout"
-).split(" ")
+)
+WORDS = _TEXT.split()
 
 
 def _sentence(rng: random.Random, words: int) -> str:
