@@ -2,7 +2,7 @@
 
 ``CustomTools.reload()`` rescans and reloads only what changed: a Python folder is
 re-imported when any ``.py`` in it changed (a sibling helper may have), and the
-Node host is replaced when any JS/TS file changed (Node cannot forget a module).
+JS/TS host is replaced when any JS/TS file changed (Node and Bun cannot forget a module).
 A broken file never stops the others: it becomes a ``LoadProblem``.
 """
 
@@ -126,16 +126,18 @@ class CustomTools:
 
     def _load_node(self, paths: list[Path]) -> dict[Path, _Loaded]:
         try:
-            node = node_host.find_node()
+            runtime = node_host.find_runtime()
         except node_host.NodeUnavailable as error:
             return {p: _Loaded(problems=[LoadProblem(str(p), str(error))]) for p in paths}
+        if runtime.kind == "node":
+            log.info("JS/TS custom tools run on %s", runtime.describe())
         cache_note = ""
-        if node_host.needs_cache(paths):
+        if node_host.needs_cache(paths, runtime.kind):
             try:
                 node_host.ensure_cache()
             except node_host.NodeUnavailable as error:
                 cache_note = f" (installing @opencode-ai/plugin, zod and esbuild failed: {error})"
-        self._node = host = node_host.NodeHost(node, self.directory)
+        self._node = host = node_host.NodeHost(runtime, self.directory)
         try:
             answers = host.load(paths)
         except node_host.HostFailed as error:
