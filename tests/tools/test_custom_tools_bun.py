@@ -201,3 +201,19 @@ async def test_without_node_modules_the_cache_supplies_the_packages(
     assert schema["properties"]["name"]["description"] == "用户名字"
     result = await host.execute("greet", {"name": "B"})
     assert (result.title, result.output) == ("问候", "你好，B！")
+
+
+def test_the_doctor_check_names_bun(bun_data: Path) -> None:
+    check = node_host.doctor_check()
+    assert check["name"] == "js-runtime" and check["ok"] is True
+    assert check["summary"].startswith("Bun 1.")
+    assert "runs JS/TS custom tools, as in OpenCode" in check["detail"]
+
+
+def test_the_doctor_check_says_when_node_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLHOST_JS_RUNTIME", "node")
+    if shutil.which("node") is None:
+        pytest.skip("no node on PATH")
+    check = node_host.doctor_check()
+    assert check["ok"] is True and check["summary"].startswith("Node.js ")
+    assert "Bun.* APIs fail" in check["detail"]

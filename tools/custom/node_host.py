@@ -652,3 +652,40 @@ def _js_error(tool_id: str, info: dict[str, Any]) -> ToolError:
         "You may retry, or continue another way.",
         kind="internal",
     )
+
+
+# -- toolhost doctor ---------------------------------------------------------------------
+
+DOCTOR_CHECK = "js-runtime"
+
+
+def doctor_check() -> dict[str, Any]:
+    """Which runtime serves JS/TS custom tools, as a ``toolhost doctor`` check.
+
+    Installs nothing: a Bun that would be installed on first need is reported as such.
+    """
+    try:
+        runtime = find_runtime(install=False)
+    except NodeUnavailable as error:
+        return {
+            "name": DOCTOR_CHECK,
+            "ok": False,
+            "detail": str(error).removeprefix("not loaded: "),
+        }
+    if runtime.kind == "bun":
+        summary = f"Bun {runtime.version}"
+        detail = f"Bun {runtime.version} ({runtime.path}) runs JS/TS custom tools, as in OpenCode"
+    elif shutil.which("npm") is not None and os.environ.get("TOOLHOST_JS_RUNTIME") != "node":
+        summary = "Bun (installed on first need)"
+        detail = (
+            f"Bun is installed from npm into {bun_dir()} when a JS/TS tool first loads; "
+            f"until then, and if that fails, Node.js {runtime.version} ({runtime.path}) runs "
+            "them, where Bun.* APIs fail"
+        )
+    else:
+        summary = f"Node.js {runtime.version} (no Bun)"
+        detail = (
+            f"Node.js {runtime.version} ({runtime.path}) runs JS/TS custom tools, so Bun.* APIs "
+            f"fail ({runtime.why_not_bun}); put bun on PATH to run them as OpenCode does"
+        )
+    return {"name": DOCTOR_CHECK, "ok": True, "detail": detail, "summary": summary}
