@@ -650,6 +650,7 @@ async def test_runner_stops_rg_early_and_reaps_it(tmp_path: Path) -> None:
             break
 
     assert rg.exit is None  # stopped by us, so rg's status means nothing
+    await rg.reaped()  # killed at once; reaped in the background
     assert rg.returncode == -signal.SIGKILL
     assert rg_children() == []
 
