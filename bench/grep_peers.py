@@ -16,6 +16,7 @@ does; the order rg finds files in differs from run to run, so what is compared i
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -96,7 +97,7 @@ async def opencode_grep(binary: Path, root: Path, home: Path, rg_dir: Path) -> f
         "OPENCODE_DISABLE_AUTOUPDATE": "true",
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "true",
     }
-    args = '{"pattern": "%s"}' % PATTERN.replace("\\", "\\\\")
+    args = json.dumps({"pattern": PATTERN})
     proc = await asyncio.create_subprocess_exec(
         "strace",
         "-f",
