@@ -91,7 +91,9 @@ def whole_text(before: TextFile | None, content: str) -> tuple[str, bool]:
 
 def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
     """Replace ``old`` in ``text`` in the text's own line endings; returns (text, count)."""
-    crlf = "\r\n" in text
+    # "\r" first: a one-character search is a memchr, while CPython's two-character
+    # search crawls through a large LF-only text (7 ms on 5 MB).
+    crlf = "\r" in text and "\r\n" in text
     old = to_line_endings(old, crlf)
     new = to_line_endings(new, crlf)
     if old == new:  # they may differ only in line endings
