@@ -11,6 +11,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import RecordingEditor
 from tools.abort import Aborted, AbortSignal
@@ -680,3 +682,41 @@ def test_tool_declaration() -> None:
     assert not read.tool.annotations.destructive
     assert set(read.tool.schema["properties"]) == {"filePath", "offset", "limit"}
     assert read.tool.schema["required"] == ["filePath"]
+
+
+# --- the chunked page builder against the line-by-line one --------------------------------
+
+_LINE_TEXT = st.one_of(
+    st.text(alphabet="ab é€\t", max_size=12),
+    st.builds(lambda n, c: c * n, st.integers(1990, 2010), st.sampled_from(["x", "é"])),
+    st.just("q" * 9000),  # longer than the bytes kept of a line
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(_LINE_TEXT, max_size=40),
+    crlf=st.booleans(),
+    final_newline=st.booleans(),
+    offset=st.integers(1, 45),
+    limit=st.integers(1, 45),
+)
+def test_file_pages_match_pages_of_the_same_text(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[str],
+    crlf: bool,
+    final_newline: bool,
+    offset: int,
+    limit: int,
+) -> None:
+    text = ("\r\n" if crlf else "\n").join(lines) + ("\n" if final_newline and lines else "")
+    path = tmp_path_factory.mktemp("pages") / "f.txt"
+    path.write_bytes(text.encode("utf-8"))
+    signal = AbortSignal()
+    from_file = pages.read_page(path, offset, limit, signal)
+    from_text = pages.page_of_text(text, offset, limit, signal)
+    assert isinstance(from_file, pages.Page)
+    assert from_file.lines == from_text.lines
+    assert (from_file.more, from_file.cut) == (from_text.more, from_text.cut)
+    if from_file.count is not None:
+        assert from_file.count == from_text.count

@@ -36,6 +36,7 @@ import logging
 import os
 import stat
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -156,7 +157,7 @@ def _file_result(
     path: Path, title: str, page: Page, brought: list[instructions.Instruction]
 ) -> ToolResult:
     last = page.offset + len(page.lines) - 1
-    numbered = "\n".join(f"{page.offset + i}: {line}" for i, line in enumerate(page.lines))
+    numbered = _numbered(page.offset, page.lines)
     output = f"<path>{path}</path>\n<type>file</type>\n<content>\n{numbered}\n\n"
     output += _footer(page, last) + "\n</content>" + instructions.reminder(brought)
     return ToolResult(
@@ -168,6 +169,19 @@ def _file_result(
             "loaded": [instruction.path for instruction in brought],
         },
     )
+
+
+# "\n<n>: " for the line numbers of the first pages, built once (about 250 KB):
+# numbering a 2000-line page is then one C-level join instead of 2000 string formats.
+_PREFIXES = [f"\n{n}: " for n in range(4097)]
+
+
+def _numbered(offset: int, lines: list[str]) -> str:
+    """``<n>: <line>`` for each line, joined by newlines."""
+    stop = offset + len(lines)
+    if stop > len(_PREFIXES):
+        return "\n".join(map("{}: {}".format, range(offset, stop), lines))
+    return "".join(chain.from_iterable(zip(_PREFIXES[offset:stop], lines)))[1:]
 
 
 def _footer(page: Page, last: int) -> str:
