@@ -181,7 +181,7 @@ def _numbered(offset: int, lines: list[str]) -> str:
     stop = offset + len(lines)
     if stop > len(_PREFIXES):
         return "\n".join(map("{}: {}".format, range(offset, stop), lines))
-    return "".join(chain.from_iterable(zip(_PREFIXES[offset:stop], lines)))[1:]
+    return "".join(chain.from_iterable(zip(_PREFIXES[offset:stop], lines, strict=True)))[1:]
 
 
 def _footer(page: Page, last: int) -> str:
