@@ -232,7 +232,7 @@ CASES = [
         "bash stdout and stderr in order",
         "bash",
         {"command": "echo 1; echo 2 >&2; echo 3"},
-        expect="same",
+        expect="differs: bash keeps the write order of stdout and stderr",
     ),
     Case(
         "webfetch markdown",
