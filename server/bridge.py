@@ -25,7 +25,6 @@ from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from server.documents import OpenDocument, uri_to_path
 from tools.changes import diagnostics as diag
-from tools.changes.diff import PositionEncoding, diff_texts
 from tools.editor import Diagnostics, EditorBridge, EditorRefusal
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
@@ -35,6 +34,7 @@ from tools.permission import PermissionReply, PermissionRequest, ReplyKind
 if TYPE_CHECKING:
     from server.app import ToolhostServer
     from tools.changes.changeset import PreparedChange
+    from tools.changes.diff import PositionEncoding
     from tools.context import ToolContext
 
 log = logging.getLogger("toolhost.bridge")
@@ -277,6 +277,8 @@ async def write_through_editor(
     rel = relative(change.path, ctx.worktree)
     assert change.after is not None, "a deletion never goes through the editor"
     target = bom + change.after.text
+    from tools.changes.diff import diff_texts  # on first use: read and grep never need it
+
     edits = diff_texts(document.text, target, rel, position_encoding=encoding_of(server)).edits
     disk_before = await ctx.run_blocking(read_bytes, change.path)
     if edits:
@@ -299,6 +301,8 @@ async def undo_through_editor(
     bom = BOM_CHAR if document.text.startswith(BOM_CHAR) else ""
     original = bom + (change.before.text if change.before is not None else "")
     rel = relative(change.path, ctx.worktree)
+    from tools.changes.diff import diff_texts
+
     edits = diff_texts(document.text, original, rel, position_encoding=encoding_of(server)).edits
     if edits:
         await apply_edit(server, document, edits, f"toolhost {ctx.tool}: undo {rel}", prepared)

@@ -37,7 +37,6 @@ from tools.config.rules import (
     merge,
     read_opencode,
 )
-from tools.config.yaml import compose, read_registry
 
 GLOBAL_FILES = ("config.json", "opencode.json", "opencode.jsonc", "tools.yaml")
 PROJECT_FILES = ("opencode.jsonc", "opencode.json")
@@ -114,6 +113,8 @@ def read_file(path: Path) -> tuple[ConfigLayer, list[ConfigProblem]]:
     except (OSError, UnicodeError) as error:
         return ConfigLayer(), [ConfigProblem(path, None, None, f"could not read it: {error}")]
     is_yaml = path.suffix in (".yaml", ".yml")
+    if is_yaml:  # PyYAML only for a tools.yaml that exists: ~20 ms of a cold start
+        from tools.config.yaml import compose, read_registry
     try:
         parsed = compose(text) if is_yaml else jsonc.parse(text)
     except jsonc.ParseError as error:

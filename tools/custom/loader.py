@@ -12,12 +12,15 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tools.custom import discovery, node_host, plugins, python_loader
+from tools.custom import discovery, plugins, python_loader
 from tools.custom.discovery import ToolFile
 from tools.custom.python_loader import LoadError, Named, check_id, tool_id
 from tools.tool import Tool
+
+if TYPE_CHECKING:
+    from tools.custom.node_host import NodeHost
 
 log = logging.getLogger("toolhost.custom")
 
@@ -61,7 +64,7 @@ class CustomTools:
         self._python: dict[Path, _Loaded] = {}
         self._node_files: dict[Path, _Loaded] = {}
         self._plugins: list[tuple[str, _Loaded]] = []
-        self._node: node_host.NodeHost | None = None
+        self._node: NodeHost | None = None
         self._lock = threading.Lock()  # one reload at a time
 
     def watch_dirs(self) -> list[Path]:
@@ -125,6 +128,8 @@ class CustomTools:
         self._node_files = self._load_node(paths) if paths else {}
 
     def _load_node(self, paths: list[Path]) -> dict[Path, _Loaded]:
+        from tools.custom import node_host  # only where JS/TS tool files exist
+
         try:
             runtime = node_host.find_runtime()
         except node_host.NodeUnavailable as error:
@@ -214,9 +219,9 @@ def _load_plugin(ep: Any) -> _Loaded:
         return _Loaded(problems=[LoadProblem(source, _schema_failure(error))])
 
 
-def _from_answer(
-    host: node_host.NodeHost, path: Path, answer: dict[str, Any], cache_note: str
-) -> _Loaded:
+def _from_answer(host: NodeHost, path: Path, answer: dict[str, Any], cache_note: str) -> _Loaded:
+    from tools.custom import node_host
+
     if answer.get("error"):
         return _Loaded(problems=[LoadProblem(str(path), str(answer["error"]) + cache_note)])
     loaded = _Loaded()
