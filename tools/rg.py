@@ -183,6 +183,13 @@ class Ripgrep:
             while await proc.stdout.read(READ_CHUNK):
                 pass
             return await proc.wait()
+        except asyncio.CancelledError:
+            # The loop is ending (asyncio.run cancels what is left): close the transport
+            # while the loop still runs, or its finalizer would call into a closed loop.
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
+            raise
         finally:
             if drop_stderr and self._stderr is not None:
                 self._stderr.close()
