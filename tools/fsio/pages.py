@@ -103,7 +103,8 @@ def read_page(path: Path, offset: int, limit: int, abort: AbortSignal) -> Page |
             sample = handle.read(SAMPLE_BYTES)
             size = os.fstat(handle.fileno()).st_size
             sniffed = _sniff(sample)
-            claimed = sniffed or MEDIA_EXTENSIONS.get(path.suffix.lower())
+            suffix = os.path.splitext(path)[1].lower()  # not Path.suffix: read's hot path
+            claimed = sniffed or MEDIA_EXTENSIONS.get(suffix)
             if claimed and size > MAX_MEDIA_BYTES:
                 raise _media_too_large(path)
             if sniffed:
@@ -112,7 +113,7 @@ def read_page(path: Path, offset: int, limit: int, abort: AbortSignal) -> Page |
                 if len(data) > MAX_MEDIA_BYTES:  # it grew since the stat
                     raise _media_too_large(path)
                 return Media(sniffed, data)
-            if _is_binary(path, sample):
+            if _is_binary(suffix, sample):
                 raise ToolError(f"Cannot read binary file: {path}")
             encoding, start = _text_encoding(sample)
             handle.seek(start)
@@ -140,8 +141,8 @@ def _sniff(head: bytes) -> str | None:
     return None
 
 
-def _is_binary(path: Path, sample: bytes) -> bool:
-    if path.suffix.lower() in BINARY_EXTENSIONS:
+def _is_binary(suffix: str, sample: bytes) -> bool:
+    if suffix in BINARY_EXTENSIONS:
         return True
     if not sample:
         return False
