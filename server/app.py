@@ -165,6 +165,16 @@ def create_server() -> ToolhostServer:
         listing: dict[str, Any] = await _handlers().tools_list(ls, params)
         return listing
 
+    @server.feature("permission/rules")
+    async def permission_rules(ls: ToolhostServer, params: Any) -> dict[str, Any]:
+        rules: dict[str, Any] = await _handlers().permission_rules(ls, params)
+        return rules
+
+    @server.feature("permission/revoke")
+    async def permission_revoke(ls: ToolhostServer, params: Any) -> dict[str, Any]:
+        revoked: dict[str, Any] = await _handlers().permission_revoke(ls, params)
+        return revoked
+
     @server.feature("tools/execute")
     async def tools_execute(ls: ToolhostServer, params: Any) -> dict[str, Any]:
         """toolhost handler for tools/execute (async, so $/cancelRequest interrupts it)."""

@@ -24,7 +24,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from server.documents import OpenDocument, uri_to_path
+from server.replies import BadReply, parse_reply
 from tools.changes import diagnostics as diag
+from tools.changes.diff import PositionEncoding, diff_texts
+from tools.changes.rebase import rebase
 from tools.editor import Diagnostics, EditorBridge, EditorRefusal
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
@@ -34,7 +37,6 @@ from tools.permission import PermissionReply, PermissionRequest, ReplyKind
 if TYPE_CHECKING:
     from server.app import ToolhostServer
     from tools.changes.changeset import PreparedChange
-    from tools.changes.diff import PositionEncoding
     from tools.context import ToolContext
 
 log = logging.getLogger("toolhost.bridge")
@@ -48,10 +50,6 @@ NO_SERVER = "No LSP server available for this file type."
 SETTLE_SECONDS = 1.0
 SAVE_TIMEOUT_SECONDS = 10.0
 BOM_CHAR = "\ufeff"
-
-# window/showMessageRequest fallback: button title -> reply.
-ACTIONS: dict[str, ReplyKind] = {"Allow once": "once", "Always allow": "always", "Reject": "reject"}
-REPLIES = ("once", "always", "reject")
 
 
 class LspEditorBridge(EditorBridge):
@@ -187,6 +185,8 @@ class LspEditorBridge(EditorBridge):
                 params = {"messageID": request.message_id, **params}
             answer = await self.server.protocol.request("permission/ask", params)
         except asyncio.CancelledError:
+            # Answered elsewhere, or the call was cancelled: the client drops its prompt.
+            self.server.protocol.notify("permission/withdrawn", {"id": request.id})
             raise
         except Exception as error:
             log.warning("permission/ask for %s failed: %s", request.tool, error)
@@ -194,22 +194,41 @@ class LspEditorBridge(EditorBridge):
                 f"The editor could not answer the permission request for this call ({error}), "
                 "so it was not run."
             ) from None
-        reply = answer.get("reply") if isinstance(answer, dict) else None
-        message = answer.get("message") if isinstance(answer, dict) else None
-        if reply not in REPLIES or not (message is None or isinstance(message, str)):
-            log.warning("permission/ask answered with %r; taken as a rejection", answer)
+        try:
+            return parse_reply(answer)
+        except BadReply as error:
+            log.warning("permission/ask answered with %.300r: %s", answer, error)
             raise PermissionRejectedError(
-                "The editor answered the permission request with something other than "
-                "once, always or reject, so the call was not run."
+                f"The editor's answer to the permission request was not understood ({error}), "
+                "so the call was not run."
+            ) from None
+
+    def show_message(self, message: str) -> None:
+        log.warning("%s", message)
+        self.server.protocol.notify(
+            types.WINDOW_SHOW_MESSAGE,
+            types.ShowMessageParams(type=types.MessageType.Warning, message=f"toolhost: {message}"),
+        )
+
+    def disk_written(self, paths: list[Path]) -> None:
+        if paths:
+            self.server.protocol.notify(
+                "editor/diskWritten", {"uris": [path.as_uri() for path in paths]}
             )
-        return PermissionReply(reply, message or None)
 
     async def _ask_user(self, request: PermissionRequest) -> PermissionReply:
+        # "Always" says what it would cover: the ask's first (narrowest) option.
+        options = request.options()
+        always = f"Always allow: {options[0].label}" if options else ""
+        actions: dict[str, ReplyKind] = {"Allow once": "once"}
+        if always:
+            actions[always] = "always"
+        actions["Reject"] = "reject"
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=f"{request.title}\n{request.tool} asks for the `{request.permission}` "
             f"permission on: {', '.join(request.patterns)}",
-            actions=[types.MessageActionItem(title=title) for title in ACTIONS],
+            actions=[types.MessageActionItem(title=title) for title in actions],
         )
         try:
             chosen = await self.server.protocol.request(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
@@ -220,7 +239,7 @@ class LspEditorBridge(EditorBridge):
             chosen = None
         title = getattr(chosen, "title", None)
         # Dismissed, or a button we did not offer: no.
-        return PermissionReply(ACTIONS.get(title, "reject") if isinstance(title, str) else "reject")
+        return PermissionReply(actions.get(title, "reject") if isinstance(title, str) else "reject")
 
 
 def diagnostics_by_path(answer: Any, asked: list[Path]) -> Diagnostics:
@@ -248,6 +267,7 @@ def diagnostics_by_path(answer: Any, asked: list[Path]) -> Diagnostics:
 # editor refuses it rather than apply it to other text.  Then editor/saveDocuments,
 # and the disk is checked: the editor's save is trusted when it wrote the new content
 # (or anything else: a format-on-save); when it wrote nothing the sidecar writes.
+# A buffer that had the user's unsaved changes is never saved (``prepared.save``).
 
 
 async def write_through_editor(
@@ -266,24 +286,42 @@ async def write_through_editor(
     bom = BOM_CHAR if document.text.startswith(BOM_CHAR) else ""
     buffer = document.text[len(bom) :]
     base = change.before.text if change.before is not None else buffer
-    if buffer != base:
+    assert change.after is not None, "a deletion never goes through the editor"
+    proposed = change.after.text
+    typed_since = buffer != base
+    if typed_since:
         if not document.dirty:
             return False
-        raise refusal(
-            server,
-            change.path,
-            "the text in the editor changed after the edit was prepared (the user is typing in it)",
-        )
+        # The user typed while the change waited for review: it goes on top of their
+        # typing where the two do not touch; their new text is never saved for them.
+        proposed = rebase(base, proposed, buffer).text  # type: ignore[assignment]
+        if proposed is None:
+            raise refusal(
+                server,
+                change.path,
+                "the user typed where the edit goes after it was prepared",
+            )
     rel = relative(change.path, ctx.worktree)
-    assert change.after is not None, "a deletion never goes through the editor"
-    target = bom + change.after.text
-    from tools.changes.diff import diff_texts  # on first use: read and grep never need it
-
+    target = bom + proposed
     edits = diff_texts(document.text, target, rel, position_encoding=encoding_of(server)).edits
     disk_before = await ctx.run_blocking(read_bytes, change.path)
     if edits:
         await apply_edit(server, document, edits, f"toolhost {ctx.tool}: {rel}", prepared)
     prepared.via_editor = True
+    if typed_since and prepared.save:
+        # The buffer matched the disk when the change was made, so the disk gets exactly
+        # the change; the buffer keeps the user's newer typing, unsaved.
+        await settle(server, change.path, target)
+        await asyncio.shield(
+            asyncio.to_thread(atomic_write, change.path, change.encoded, change.mode)
+        )
+        server.protocol.notify("editor/diskWritten", {"uris": [document.uri]})
+        return True
+    if not prepared.save:
+        # The buffer keeps the user's unsaved work: it is not saved (the pipeline writes
+        # the disk's own text with the agent's change, or leaves the disk alone).
+        await settle(server, change.path, target)
+        return True
     # Once the editor holds the edit, the disk must follow even if the call is cancelled.
     await asyncio.shield(save_and_check(server, prepared, document.uri, target, disk_before))
     return True
@@ -301,8 +339,6 @@ async def undo_through_editor(
     bom = BOM_CHAR if document.text.startswith(BOM_CHAR) else ""
     original = bom + (change.before.text if change.before is not None else "")
     rel = relative(change.path, ctx.worktree)
-    from tools.changes.diff import diff_texts
-
     edits = diff_texts(document.text, original, rel, position_encoding=encoding_of(server)).edits
     if edits:
         await apply_edit(server, document, edits, f"toolhost {ctx.tool}: undo {rel}", prepared)

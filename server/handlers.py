@@ -1,4 +1,4 @@
-"""``tools/list`` and ``tools/execute``: check params, call the ToolHost, convert.
+"""``tools/list``, ``tools/execute`` and the rules requests: check params, call the ToolHost.
 
 Imported on first use (see ``server.app``) because it loads the tool framework.
 Both wait for the first load of the config files and custom tools (see
@@ -7,11 +7,15 @@ Both wait for the first load of the config files and custom tools (see
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+
 from server.bridge import LspEditorBridge
 from server.params import parse_execute, parse_list
+from tools.permission import SaveError
 from tools.result import ToolResult
 
 if TYPE_CHECKING:
@@ -58,6 +62,37 @@ async def tools_execute(server: ToolhostServer, raw: Any) -> dict[str, Any]:
     finally:
         bridge.end_progress()
     return result.to_wire()
+
+
+async def permission_rules(server: ToolhostServer, raw: Any) -> dict[str, Any]:
+    """``permission/rules``: every "always" kept (of one session, or all) and every saved rule."""
+    session = raw.get("sessionID") if isinstance(raw, dict) else None
+    if session is not None and not isinstance(session, str):
+        raise JsonRpcInvalidParams("permission/rules: sessionID must be a string")
+    state = server.state
+    await state.ready()
+    rules = await asyncio.to_thread(state.host.permissions.rules, session)
+    return {"rules": [rule.to_wire() for rule in rules]}
+
+
+async def permission_revoke(server: ToolhostServer, raw: Any) -> dict[str, Any]:
+    """``permission/revoke {id}``: take one rule back; saved rules leave their config file."""
+    rule_id = raw.get("id") if isinstance(raw, dict) else None
+    if not isinstance(rule_id, str):
+        raise JsonRpcInvalidParams(
+            "permission/revoke needs params.id, a rule id from permission/rules"
+        )
+    state = server.state
+    await state.ready()
+    try:
+        revoked = await asyncio.to_thread(state.host.permissions.revoke, rule_id)
+    except SaveError as error:
+        raise JsonRpcInternalError(f"the rule could not be removed: {error}") from None
+    if revoked is None:
+        return {"revoked": False}
+    if revoked.scope in ("project", "user"):
+        await state.reload_config()  # the rule is gone before the answer, not on the next poll
+    return {"revoked": True, "rule": revoked.to_wire()}
 
 
 def internal_error(tool: str, error: Exception) -> ToolResult:

@@ -21,7 +21,7 @@ from typing import Any
 from server.params import json_type, model_from_wire
 from tools.config.rules import Config, config_from_opencode, fail_closed_rules
 from tools.context import ModelRef
-from tools.permission import Ruleset, rules_from_config
+from tools.permission import Rule, Ruleset, rules_from_config
 
 # initializationOptions.editor: the client requests a client says it answers.
 EDITOR_FLAGS = ("permissionAsk", "applyEdit", "diagnostics", "openDocument", "lsp", "task")
@@ -45,6 +45,8 @@ class InitOptions:
     editor: frozenset[str] = frozenset()
     diagnostics_wait_ms: int = DEFAULT_DIAGNOSTICS_WAIT_MS
     config_error: str | None = None  # set when the config was invalid and fell back
+    # permissionDefaults: the editor's rules, beneath every config file (review by default)
+    permission_defaults: tuple[Rule, ...] = ()
     # initializationOptions.config as sent (load_config reads it with the files)
     raw_config: Any = field(default=None, hash=False)
 
@@ -86,9 +88,34 @@ def parse_options(raw: Any) -> tuple[InitOptions, list[str]]:
             diagnostics_wait_ms=parse_diagnostics_wait(raw.get("diagnostics"), problems),
             config_error=config_error,
             raw_config=raw.get("config"),
+            permission_defaults=parse_permission_defaults(raw.get("permissionDefaults"), problems),
         ),
         problems,
     )
+
+
+def parse_permission_defaults(raw: Any, problems: list[str]) -> tuple[Rule, ...]:
+    """``permissionDefaults``: rules in OpenCode's ``permission`` format.
+
+    An invalid entry is reported and read as ``ask`` (never more permissive than
+    what was meant), like an invalid config.
+    """
+    if raw is None:
+        return ()
+    if not isinstance(raw, str | Mapping):
+        problems.append(
+            "initializationOptions.permissionDefaults must be an action or an object of "
+            f"permission rules, got {json_type(raw)}; every permission asks instead"
+        )
+        return tuple(rules_from_config({"*": "ask"}))
+    try:
+        return tuple(rules_from_config(raw))
+    except ValueError as error:
+        problems.append(
+            f"initializationOptions.permissionDefaults is invalid ({error}); "
+            "what cannot be read asks instead"
+        )
+        return tuple(_readable_rules(raw))
 
 
 def parse_editor_flags(raw: Any, problems: list[str]) -> frozenset[str]:

@@ -94,7 +94,11 @@ class ServerState:
             if problem != options.config_error:  # load_config reports that one
                 log.warning("%s", problem)
         # Calls wait for ready() (the files read), so no call runs under this config.
-        host = ToolHost(worktree, config=options.config)
+        host = ToolHost(
+            worktree,
+            config=options.config,
+            permission_defaults=list(options.permission_defaults),
+        )
         return cls(options, host, options.session_id or new_id("ses"))
 
     # -- lifecycle ------------------------------------------------------------
@@ -150,6 +154,10 @@ class ServerState:
         if changed and self._server is not None:
             log.info("config or custom tools changed on disk: sending %s", LIST_CHANGED)
             self._server.protocol.notify(LIST_CHANGED, {})
+
+    async def reload_config(self) -> None:
+        """Read the config files again now (after toolhost itself changed one)."""
+        await self._changed({CONFIG})
 
     def _read_config(self) -> LoadedConfig:
         return read_config(self.host.worktree, self.options.raw_config)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tools.abort import AbortSignal, run_blocking
 from tools.editor import EditorBridge
-from tools.permission import PermissionRequest
+from tools.permission import AlwaysOption, PermissionReply, PermissionRequest
 from tools.prompts import plain_title
 
 if TYPE_CHECKING:
@@ -68,14 +68,20 @@ class ToolContext:
         title: str | None = None,
         *,
         force: bool = False,
-    ) -> None:
+        always_options: list[AlwaysOption] | None = None,
+    ) -> PermissionReply | None:
         """Return when allowed; raise a permission error when denied or rejected.
 
-        ``force`` asks a person even when the rules allow it (a deny still wins).
+        The person's reply is returned (None: the rules allowed it), for the review
+        fields an edit ask may get back.  ``force`` asks a person even when the rules
+        allow it (a deny still wins).  ``always_options``: what "always" may cover,
+        in words (the first is the default); else ``always``, described.
         """
         service = self.host.permissions
-        if not force and not service.needs_person(self.agent, permission, patterns):
-            return  # allowed by the rules: no request to build
+        if not force and not service.needs_person(
+            self.agent, permission, patterns, self.session_id
+        ):
+            return None  # allowed by the rules: no request to build
         request = PermissionRequest(
             session_id=self.session_id,
             call_id=self.call_id,
@@ -86,10 +92,12 @@ class ToolContext:
             always=always,
             title=title or plain_title(self.tool, permission, patterns, metadata or {}),
             metadata=metadata or {},
+            always_options=always_options or [],
         )
-        await self.host.permissions.ask(
-            request, self.agent, self.editor.ask_permission, force=force
-        )
+        reply = await service.ask(request, self.agent, self.editor.ask_permission, force=force)
+        if reply is not None and reply.notice:
+            self.editor.show_message(reply.notice)
+        return reply
 
     def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
         """Report progress (``tools/update``), at most every 100 ms; the latest wins."""

@@ -8,6 +8,7 @@ client or a shell caller gets, so each one is correct on its own.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ from tools.permission import PermissionReply, PermissionRequest, headless_reject
 if TYPE_CHECKING:
     from tools.changes.changeset import PreparedChange
     from tools.context import ToolContext
+
+log = logging.getLogger("toolhost.editor")
 
 Diagnostics = dict[Path, list[dict[str, Any]]]
 
@@ -70,6 +73,13 @@ class EditorBridge:
 
     def notify_update(self, update: dict[str, Any]) -> None:
         """A running tool's progress (``tools/update``)."""
+
+    def show_message(self, message: str) -> None:
+        """Tell the person something they need to know (not the model): best effort."""
+        log.warning("%s", message)
+
+    def disk_written(self, paths: list[Path]) -> None:
+        """The sidecar wrote these files while their buffers keep unsaved changes."""
 
     # --- changing files ------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.config.rules import Config
+from tools.config.saved import ConfigRuleStore
 from tools.context import ModelRef, ToolContext
 from tools.custom.loader import CustomTools, LoadProblem
 from tools.editor import EditorBridge
@@ -54,6 +55,7 @@ class ToolHost:
         tools: Iterable[Tool] | None = None,
         load_custom: bool = False,
         read_before_write: bool = True,
+        permission_defaults: Ruleset | None = None,
     ) -> None:
         from tools.builtin import builtin_tools, invalid_tool
 
@@ -63,7 +65,10 @@ class ToolHost:
         self.registry = Registry(builtin_tools() if tools is None else tools, invalid_tool())
         self.sessions = Sessions(read_before_write=read_before_write)
         self._rules_cache: dict[str, Ruleset] = {}
-        self.permissions = PermissionService(self._rules_for)
+        # The editor's defaults (initializationOptions.permissionDefaults): beneath the
+        # agent's rules and every config file, above OpenCode's built-in defaults.
+        self.permission_defaults: Ruleset = list(permission_defaults or [])
+        self.permissions = PermissionService(self._rules_for, ConfigRuleStore(self.worktree))
         # Nothing is read until reload_custom(): construction stays cheap.
         self.custom = CustomTools(self.directory, self.worktree)
         if load_custom:
@@ -102,7 +107,11 @@ class ToolHost:
         # Built once per agent and config: every ask evaluates against these.
         rules = self._rules_cache.get(agent)
         if rules is None:
-            base = [*default_rules(output_dir()), *rules_from_config(AGENT_RULES.get(agent))]
+            base = [
+                *default_rules(output_dir()),
+                *self.permission_defaults,
+                *rules_from_config(AGENT_RULES.get(agent)),
+            ]
             rules = IndexedRules(self.config.effective_rules(base))
             self._rules_cache[agent] = rules
         return rules

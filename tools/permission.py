@@ -9,8 +9,11 @@ simply concatenated, so a new source is one more list in ``PermissionService``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import itertools
 import json
 import re
+import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -21,6 +24,10 @@ from tools.errors import PermissionDeniedError, PermissionRejectedError
 
 Action = Literal["allow", "deny", "ask"]
 ReplyKind = Literal["once", "always", "reject"]
+# Where an "always" is kept: this session, the project's or the user's config file;
+# "sidecar" (a reply that names no scope): every session of this sidecar, as OpenCode.
+Scope = Literal["sidecar", "session", "project", "user"]
+SCOPES: tuple[Scope, ...] = ("sidecar", "session", "project", "user")
 
 
 @dataclass(frozen=True)
@@ -181,6 +188,53 @@ def permission_name(tool_id: str) -> str:
     return PERMISSION_OF_TOOL.get(tool_id, tool_id)
 
 
+_ask_ids = itertools.count(1)
+_ASK_PREFIX = secrets.token_hex(4)
+
+
+def new_ask_id() -> str:
+    return f"per_{_ASK_PREFIX}{next(_ask_ids):06x}"
+
+
+@dataclass(frozen=True)
+class AlwaysOption:
+    """One thing an "always" can cover: its patterns, and what they mean in words."""
+
+    id: str
+    patterns: tuple[str, ...]
+    label: str
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"id": self.id, "patterns": list(self.patterns), "label": self.label}
+
+
+def describe_patterns(permission: str, patterns: Iterable[str]) -> str:
+    """What rules for ``patterns`` cover, in words ("commands starting `git status`")."""
+    return ", ".join(_describe(permission, p) for p in patterns) or "nothing"
+
+
+def _describe(permission: str, pattern: str) -> str:
+    if permission == "bash":
+        if pattern == "*":
+            return "every command"
+        if pattern.endswith(" *") and "*" not in pattern[:-2]:
+            return f"commands starting `{pattern[:-2]}`"
+        return f"the command `{pattern}`"
+    if permission in ("edit", "read", "external_directory"):
+        if pattern == "*":
+            return "every file"
+        if pattern.startswith("*.") and "/" not in pattern and "*" not in pattern[1:]:
+            return f"files matching {pattern} (in any folder)"
+        if pattern.endswith("/*") and "*" not in pattern[:-2]:
+            return f"files in {pattern[:-1]} (and its subfolders)"
+        if "*" not in pattern and "?" not in pattern:
+            return f"the file {pattern}"
+        return f"files matching {pattern}"
+    if pattern == "*":
+        return f"every `{permission}` call"
+    return f"`{permission}` for {pattern}"
+
+
 @dataclass
 class PermissionRequest:
     session_id: str
@@ -192,9 +246,21 @@ class PermissionRequest:
     always: list[str]
     title: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    # What "always" may cover; the first is the default (``always``). Empty: from ``always``.
+    always_options: list[AlwaysOption] = field(default_factory=list)
+    id: str = field(default_factory=new_ask_id)
+
+    def options(self) -> list[AlwaysOption]:
+        if self.always_options:
+            return self.always_options
+        if not self.always:
+            return []
+        label = describe_patterns(self.permission, self.always)
+        return [AlwaysOption("default", tuple(self.always), label)]
 
     def to_wire(self) -> dict[str, Any]:
         return {
+            "id": self.id,
             "sessionID": self.session_id,
             "callID": self.call_id,
             "messageID": self.message_id,
@@ -204,13 +270,76 @@ class PermissionRequest:
             "always": self.always,
             "title": self.title,
             "metadata": self.metadata,
+            "alwaysOptions": [option.to_wire() for option in self.options()],
         }
+
+
+UnsavedChoice = Literal["editor", "save"]
 
 
 @dataclass(frozen=True)
 class PermissionReply:
+    """A person's answer; the review fields narrow an ``edit`` ask (docs/protocol.md)."""
+
     reply: ReplyKind
     message: str | None = None
+    hunks: tuple[str, ...] | None = None  # hunk ids to apply (None: every hunk)
+    files: tuple[str, ...] | None = None  # relative paths to apply whole
+    edited: dict[str, str] | None = None  # relative path -> the text the person wants
+    scope: Scope = "sidecar"  # where an "always" is kept
+    always_option: str | None = None  # which of the ask's alwaysOptions (None: the first)
+    unsaved: UnsavedChoice | None = None  # overlapping unsaved work: editor only, or save it
+    notice: str | None = None  # set by the service: something the person should be told
+
+    @property
+    def narrowed(self) -> bool:
+        return self.hunks is not None or self.files is not None
+
+
+@dataclass(frozen=True)
+class Approval:
+    """An "always" answer (or a saved rule), with where it is kept and what it covers."""
+
+    rule: Rule
+    scope: Scope
+    label: str
+    session_id: str | None = None  # scope "session"
+    source: Path | None = None  # scope "project" / "user": the config file
+
+    @property
+    def id(self) -> str:
+        owner = self.session_id if self.scope == "session" else self.source
+        return json.dumps([self.scope, str(owner or ""), self.rule.permission, self.rule.pattern])
+
+    def to_wire(self) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "id": self.id,
+            **self.rule.to_wire(),
+            "scope": self.scope,
+            "label": self.label,
+        }
+        if self.session_id:
+            item["sessionID"] = self.session_id
+        if self.source:
+            item["source"] = str(self.source)
+        return item
+
+
+class RuleStore:
+    """Where "always" rules of scope project and user are saved (``tools.config.saved``)."""
+
+    def save(self, scope: Scope, permission: str, patterns: Iterable[str]) -> Path:
+        raise SaveError("this host has no config files to save rules in")
+
+    def saved(self) -> list[Approval]:
+        return []
+
+    def remove(self, approval: Approval) -> None:
+        raise SaveError("this host has no config files to remove rules from")
+
+
+class SaveError(Exception):
+    """A rule could not be saved to (or removed from) a config file: why, for a person."""
 
 
 Asker = Callable[[PermissionRequest], Awaitable[PermissionReply]]
@@ -232,33 +361,53 @@ def headless_rejection(request: PermissionRequest) -> PermissionRejectedError:
 class PermissionService:
     """Evaluates asks against the rule sources and, for ``ask``, asks someone.
 
-    "Always" approvals live here, in memory, for every session of this worktree
-    (as in OpenCode: they are not written to disk).
+    "Always" approvals are kept by scope: with no scope named, in memory for every
+    session of this worktree (as in OpenCode); ``session``: that session only;
+    ``project`` / ``user``: saved to that config file by the ``RuleStore`` (and kept
+    in memory too, so they hold before the config is read again).
     """
 
-    def __init__(self, base_rules: Callable[[str], Ruleset]) -> None:
+    def __init__(
+        self, base_rules: Callable[[str], Ruleset], store: RuleStore | None = None
+    ) -> None:
         self._base_rules = base_rules  # agent name -> defaults + agent + config rules
-        self.approved: Ruleset = []
+        self.store = store or RuleStore()
+        self.approvals: list[Approval] = []
         # Asks waiting on a person, per session: what was asked, and a future another
         # reply can settle first (a reject rejects them all; an always may cover them).
         self._pending: dict[str, dict[asyncio.Future[PermissionReply], PermissionRequest]] = {}
 
+    @property
+    def approved(self) -> Ruleset:
+        """The approvals that hold for every session."""
+        return [a.rule for a in self.approvals if a.scope != "session"]
+
+    def approved_for(self, session_id: str | None) -> Ruleset:
+        return [
+            a.rule for a in self.approvals if a.scope != "session" or a.session_id == session_id
+        ]
+
     def ruleset(self, agent: str) -> Ruleset:
         return self._base_rules(agent)
 
-    def evaluate(self, agent: str, permission: str, pattern: str) -> Rule:
-        return evaluate(permission, pattern, self.ruleset(agent), self.approved)
+    def evaluate(
+        self, agent: str, permission: str, pattern: str, session_id: str | None = None
+    ) -> Rule:
+        return evaluate(permission, pattern, self.ruleset(agent), self.approved_for(session_id))
 
     async def ask(
         self, request: PermissionRequest, agent: str, asker: Asker, *, force: bool = False
-    ) -> None:
+    ) -> PermissionReply | None:
         """Return when every pattern is allowed; raise when one is denied or rejected.
 
-        ``force`` asks even when the rules allow every pattern (deny still wins): for
-        calls whose effect the rules cannot see, like a command known only at run time.
+        The person's reply is returned (None: the rules allowed it without asking), so
+        a caller can use what it narrows.  ``force`` asks even when the rules allow every
+        pattern (deny still wins): for calls whose effect the rules cannot see, like a
+        command known only at run time.
         """
-        if not self.needs_person(agent, request.permission, request.patterns) and not force:
-            return
+        needed = self.needs_person(agent, request.permission, request.patterns, request.session_id)
+        if not needed and not force:
+            return None
         reply = await self._ask_once(request, asker)
         if reply.reply == "reject":
             self._reject_pending(request.session_id)
@@ -270,19 +419,73 @@ class PermissionService:
                 )
             raise PermissionRejectedError(REJECTED)
         if reply.reply == "always":
-            self.approved.extend(Rule(request.permission, p, "allow") for p in request.always)
+            reply = self._remember(request, reply)
             self._allow_covered_pending(request.session_id)
+        return reply
 
-    def needs_person(self, agent: str, permission: str, patterns: list[str]) -> bool:
+    def _remember(self, request: PermissionRequest, reply: PermissionReply) -> PermissionReply:
+        """Keep an "always" where the person chose; a save that fails stays in memory."""
+        options = request.options()
+        option = next((o for o in options if o.id == reply.always_option), None)
+        if option is None:
+            option = options[0] if options else AlwaysOption("default", (), "nothing")
+        scope, notice, source = reply.scope, None, None
+        if scope in ("project", "user"):
+            try:
+                source = self.store.save(scope, request.permission, option.patterns)
+            except SaveError as error:
+                notice = (
+                    f"toolhost could not save the rule to the {scope} config ({error}); "
+                    "it holds for this session only."
+                )
+                scope = "session"
+        for pattern in option.patterns:
+            rule = Rule(request.permission, pattern, "allow")
+            label = describe_patterns(request.permission, [pattern])
+            session = request.session_id if scope == "session" else None
+            self.approvals.append(Approval(rule, scope, label, session, source))
+        return dataclasses.replace(reply, scope=scope, notice=notice)
+
+    def rules(self, session_id: str | None = None) -> list[Approval]:
+        """Every "always" kept in memory (of ``session_id``, or all) and every saved rule."""
+        seen: set[str] = set()
+        found: list[Approval] = []
+        in_memory = [a for a in self.approvals if a.scope in ("sidecar", "session")]
+        for approval in [*in_memory, *self.store.saved()]:
+            if session_id and approval.scope == "session" and approval.session_id != session_id:
+                continue
+            if approval.id not in seen:
+                seen.add(approval.id)
+                found.append(approval)
+        return found
+
+    def revoke(self, rule_id: str) -> Approval | None:
+        """Take back one rule (from memory, and from its config file); None: no such rule."""
+        target = next((a for a in self.rules() if a.id == rule_id), None)
+        if target is None:
+            return None
+        if target.scope in ("project", "user"):
+            self.store.remove(target)
+        self.approvals = [
+            a
+            for a in self.approvals
+            if not (a.rule == target.rule and (a.id == rule_id or a.source == target.source))
+        ]
+        return target
+
+    def needs_person(
+        self, agent: str, permission: str, patterns: list[str], session_id: str | None = None
+    ) -> bool:
         """True when a pattern's rule is ``ask``; raise when one is denied."""
         ruleset = self.ruleset(agent)
+        approved = self.approved_for(session_id)
         needs_ask = False
         for pattern in patterns:
-            rule = evaluate(permission, pattern, ruleset, self.approved)
+            rule = evaluate(permission, pattern, ruleset, approved)
             if rule.action == "deny":
                 relevant = [
                     r.to_wire()
-                    for r in (*ruleset, *self.approved)
+                    for r in (*ruleset, *approved)
                     if wildcard_match(permission, r.permission)
                 ]
                 raise PermissionDeniedError(
@@ -320,11 +523,12 @@ class PermissionService:
 
     def _allow_covered_pending(self, session_id: str) -> None:
         """Settle waiting asks of the session that the "always" approvals now cover."""
+        approved = self.approved_for(session_id)
         for future, request in list(self._pending.get(session_id, {}).items()):
             if not request.always:
                 continue  # a forced ask (nothing to approve for next time) needs a person
             covered = all(
-                evaluate(request.permission, pattern, self.approved).action == "allow"
+                evaluate(request.permission, pattern, approved).action == "allow"
                 for pattern in request.patterns
             )
             if covered and not future.done():

@@ -9,7 +9,7 @@ local root = T.project("api", {
 })
 vim.cmd.cd(root)
 -- autostart off: the sidecar starts on the first call, which is then queued.
-require("toolhost").setup({ cmd = T.toolhost, autostart = false })
+require("toolhost").setup({ cmd = T.toolhost, autostart = false, review = { enabled = false } })
 
 T.test("list and execute work before the client is ready (queued)", function()
   local client = require("toolhost.client")
@@ -178,7 +178,7 @@ T.test(":Toolhost run shows the result and :Toolhost list the catalogue", functi
   T.contains(listing, "grep ")
   T.eq(
     vim.fn.getcompletion("Toolhost ", "cmdline"),
-    { "list", "run", "log", "restart", "install" },
+    { "list", "run", "review", "cancel", "rules", "log", "restart", "install" },
     "subcommands"
   )
   T.eq(vim.fn.getcompletion("Toolhost run re", "cmdline"), { "read" }, "tool ids")
@@ -206,13 +206,13 @@ T.test("bad options are reported and keep their defaults", function()
     bogus = true,
     cmd = "toolhost serve",
     editor = { task = true },
-    permission = { diff = "tab" },
+    review = { layout = "tab" },
   })
   local text = table.concat(problems, "\n")
   T.contains(text, 'unknown option "bogus"')
   T.contains(text, "option cmd must be table or nil, got string")
   T.contains(text, "editor.task is not a request this plugin answers")
-  T.contains(text, 'permission.diff must be "split", "float" or false')
+  T.contains(text, 'review.layout must be "float" or "split"')
   T.eq(#config.validate({ cmd = T.toolhost, diagnostics = { wait_ms = 500 } }), 0, "good options")
   local saved = vim.deepcopy(config.options)
   config.setup({ cmd = "toolhost serve", diagnostics = { wait_ms = 500 }, editor = { task = true } })
@@ -235,6 +235,10 @@ T.test("the help file builds and documents every option and subcommand", functio
     "toolhost.execute()",
     ":Toolhost",
     "toolhost-options",
+    "toolhost",
+    "toolhost-review",
+    "toolhost.pending()",
+    "toolhost.answer()",
   }) do
     T.contains(tags, tag .. "\t", "tags")
   end
@@ -245,7 +249,16 @@ T.test("the help file builds and documents every option and subcommand", functio
   for flag in pairs(require("toolhost.config").defaults.editor) do
     T.contains(text, flag .. " = true", "the editor flags in the help file")
   end
-  for _, sub in ipairs({ "list", "run {tool} {json}", "log", "restart", "install" }) do
+  for _, sub in ipairs({
+    "list",
+    "run {tool} {json}",
+    "review",
+    "cancel",
+    "rules",
+    "log",
+    "restart",
+    "install",
+  }) do
     T.contains(text, ":Toolhost " .. sub, "the commands in the help file")
   end
 end)

@@ -9,7 +9,7 @@ local root = T.project("diagnostics", {
 })
 vim.cmd.cd(root)
 T.python_server("ruff", root)
-require("toolhost").setup({ cmd = T.toolhost })
+require("toolhost").setup({ cmd = T.toolhost, review = { enabled = false } })
 T.client(root)
 
 local function ruff_attached(path)
@@ -106,6 +106,14 @@ T.test("editor/diagnostics pulls for a hidden buffer and converts to LSP positio
   -- "x = 'é'; print(" is 16 bytes and 15 characters: positions are in toolhost's encoding.
   local expected = c.offset_encoding == "utf-8" and 16 or 15
   T.eq(d.range.start, { line = 0, character = expected }, "start (" .. c.offset_encoding .. ")")
+end)
+
+T.test("a write of a new file reports the errors the language server finds in it", function()
+  local path = root .. "/brand_new.py"
+  local result = T.run_tool("write", { filePath = path, content = "print(not_defined_anywhere)\n" })
+  T.eq(result.isError, false, "write isError: " .. tostring(result.output))
+  T.contains(result.output, "not_defined_anywhere", "the new file's error in the output")
+  T.ok(ruff_attached(path), "ruff runs on the new file")
 end)
 
 T.run()

@@ -11,7 +11,7 @@ local root = T.project("edits", {
   ["save.txt"] = "saved?\n",
 })
 vim.cmd.cd(root)
-require("toolhost").setup({ cmd = T.toolhost })
+require("toolhost").setup({ cmd = T.toolhost, review = { enabled = false } })
 local sidecar = T.client(root)
 
 local function read_first(path)
@@ -58,18 +58,30 @@ T.test(
   end
 )
 
-T.test("an edit keeps the user's unsaved work elsewhere in the buffer", function()
+T.test("an edit keeps the user's unsaved work in the buffer and out of the disk", function()
   local path = root .. "/dirty.txt"
   vim.cmd.edit(path)
   local buf = vim.api.nvim_get_current_buf()
   vim.api.nvim_buf_set_lines(buf, 0, 1, false, { "alpha (typed, not saved)" })
+  vim.api.nvim_win_set_cursor(0, { 1, 5 })
   read_first(path)
   local result = T.run_tool("edit", { filePath = path, oldString = "gamma", newString = "GAMMA" })
   T.eq(result.isError, false, "edit isError: " .. tostring(result.output))
-  T.eq(T.buf_text(buf), "alpha (typed, not saved)\nbeta\nGAMMA\n", "the buffer")
-  T.eq(T.read(path), "alpha (typed, not saved)\nbeta\nGAMMA\n", "the disk holds the buffer")
+  T.eq(T.buf_text(buf), "alpha (typed, not saved)\nbeta\nGAMMA\n", "the buffer has both")
+  T.eq(T.read(path), "alpha\nbeta\nGAMMA\n", "the disk has the agent's change only")
+  T.eq(vim.bo[buf].modified, true, "the user's part is still unsaved")
+  T.eq(vim.api.nvim_win_get_cursor(0), { 1, 5 }, "the cursor stays")
   vim.cmd("silent undo")
-  T.eq(T.buf_text(buf), "alpha (typed, not saved)\nbeta\ngamma\n", "undo takes back only the edit")
+  T.eq(
+    T.buf_text(buf),
+    "alpha (typed, not saved)\nbeta\ngamma\n",
+    "one undo takes back only the edit"
+  )
+  vim.cmd("silent redo")
+  -- Saving later does not stop on "the file has been changed since reading it".
+  local ok, err = pcall(vim.cmd, "write")
+  T.ok(ok, "the save went through: " .. tostring(err))
+  T.eq(T.read(path), "alpha (typed, not saved)\nbeta\nGAMMA\n", "the user's save")
 end)
 
 T.test("a file that is not open is written by the sidecar, and no buffer is created", function()

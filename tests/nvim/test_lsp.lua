@@ -23,7 +23,7 @@ vim.api.nvim_create_autocmd("FileType", {
     }, { bufnr = args.buf })
   end,
 })
-require("toolhost").setup({ cmd = T.toolhost })
+require("toolhost").setup({ cmd = T.toolhost, review = { enabled = false } })
 local sidecar = T.client(root)
 
 T.test("the lsp tool is listed for this client", function()

@@ -491,7 +491,7 @@ async def test_one_edit_ask_for_the_whole_patch(
     (ask,) = editor.asks
     assert ask.permission == "edit"
     assert ask.patterns == ["a.py", "b.py", "c.py", "d.py", "lib/b.py"]
-    assert ask.always == ["*"]
+    assert ask.always == ["a.py", "b.py", "c.py", "d.py", "lib/b.py"]
     assert ask.metadata["filepath"] == "a.py, b.py, c.py, d.py, lib/b.py"
     assert ask.metadata["files"] == result.metadata["files"]
     # The ask shows trimmed diffs: the common indentation of a.py's lines is gone.

@@ -363,7 +363,15 @@ async def test_the_edit_ask_carries_the_diff(
     (ask,) = editor.asks
     assert ask.permission == "edit"
     assert ask.patterns == ["src/m.py"]
-    assert ask.always == ["*"]
+    # "Always" covers this file by default; wider choices are offered, in words.
+    assert ask.always == ["src/m.py"]
+    assert [(o.id, o.patterns, o.label) for o in ask.options()] == [
+        ("file", ("src/m.py",), "this file (src/m.py)"),
+        ("folder", ("src/*",), "files in src/ (and its subfolders)"),
+        ("extension", ("*.py",), "files matching *.py (in any folder)"),
+        ("all", ("*",), "every file in the project"),
+    ]
+    assert [h["id"] for h in ask.metadata["hunks"]] == ["src/m.py#1"]
     assert "-x = 1\n+x = 2" in ask.metadata["diff"]
     assert ask.metadata["filepath"] == str(path)
 
@@ -428,15 +436,33 @@ async def test_concurrent_edits_of_one_file_both_land(run: Runner, worktree: Pat
 async def test_unsaved_editor_buffer_is_what_gets_edited(
     run: Runner, editor: RecordingEditor, worktree: Path
 ) -> None:
-    # read serves the buffer's text, so the model's oldString comes from it.
+    # read serves the buffer's text, so the model's oldString comes from it; the disk
+    # gets the agent's change on its own text, never the user's unsaved lines.
+    path = make(worktree / "open.py", "a = 0\nb = 0\nc = 0\nd = 0\ne = 0\n", read_by=run)
+    editor.buffers[path] = "a = 0\nb = 0\nc = 0\nd = 0\ne = 0\nunsaved = 1\n"
+
+    result = await do_edit(run, path, "a = 0", "a = 1")
+
+    assert not result.is_error, result.output
+    assert apply_workspace_edit(editor.buffers[path], result).startswith("a = 1\nb = 0")
+    assert path.read_text() == "a = 1\nb = 0\nc = 0\nd = 0\ne = 0\n"
+
+
+async def test_an_edit_of_the_users_unsaved_lines_is_not_written_without_an_editor(
+    run: Runner, editor: RecordingEditor, worktree: Path
+) -> None:
     path = make(worktree / "open.py", "x = 1\n", read_by=run)
     editor.buffers[path] = "x = 1\ny = 2\n"
 
     result = await do_edit(run, path, "y = 2", "y = 3")
 
-    assert not result.is_error, result.output
-    assert apply_workspace_edit("x = 1\ny = 2\n", result) == "x = 1\ny = 3\n"
-    assert path.read_text() == "x = 1\ny = 3\n"
+    assert result.is_error
+    assert "overlap your edit, and the editor cannot take edits" in result.output
+    assert path.read_text() == "x = 1\n"
+    # The overlap was put to the person even though the rules allow edits.
+    (ask,) = editor.asks
+    assert ask.metadata["unsaved"] == [{"file": "open.py", "overlaps": True, "lines": [[2, 2]]}]
+    assert "overlaps your unsaved changes in open.py" in ask.title
 
 
 async def test_the_read_tool_satisfies_read_before_write(

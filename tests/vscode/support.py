@@ -48,14 +48,15 @@ def node_env() -> dict[str, str]:
     }
 
 
-def ensure_node_modules() -> None:
-    """``npm ci`` when node_modules is missing or older than package-lock.json."""
-    lock = EXTENSION / "package-lock.json"
-    installed = EXTENSION / "node_modules" / ".package-lock.json"
+def ensure_node_modules(project: Path = EXTENSION) -> None:
+    """``npm ci`` in ``project`` when its node_modules is missing or older than its
+    package-lock.json."""
+    lock = project / "package-lock.json"
+    installed = project / "node_modules" / ".package-lock.json"
     if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
         return
-    done = run(["npm", "ci", "--no-audit", "--no-fund"], EXTENSION, 600, node_env())
-    assert done.returncode == 0, f"npm ci failed in {EXTENSION}:\n{done.stdout}\n{done.stderr}"
+    done = run(["npm", "ci", "--no-audit", "--no-fund"], project, 600, node_env())
+    assert done.returncode == 0, f"npm ci failed in {project}:\n{done.stdout}\n{done.stderr}"
 
 
 def output_of(done: subprocess.CompletedProcess[str]) -> str:

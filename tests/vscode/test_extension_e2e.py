@@ -341,7 +341,7 @@ def test_allow_shows_the_diff_and_applies_the_edit_through_vscode(scenario: Scen
     assert "toolhost: Edit app.txt" in user["notification"]
     assert [b.strip() for b in user["buttons"]] == [
         "Allow once",
-        "Always allow (edit *)",
+        "Always allow (app.txt)",  # "always" covers this file, not every file
         "Reject",
         "Reject with feedback…",
     ]

@@ -33,16 +33,6 @@ def built() -> None:
     assert done.returncode == 0, output_of(done)
 
 
-def test_typescript_typechecks(built: None) -> None:
-    done = run(["npm", "run", "--silent", "typecheck"], EXTENSION, 300, node_env())
-    assert done.returncode == 0, output_of(done)
-
-
-def test_sources_are_formatted(built: None) -> None:
-    done = run(["npm", "run", "--silent", "lint"], EXTENSION, 300, node_env())
-    assert done.returncode == 0, f"run `npm run format` in editors/vscode\n{output_of(done)}"
-
-
 @pytest.mark.parametrize("test_file", FAST_TESTS, ids=[p.name for p in FAST_TESTS])
 def test_node_tier(built: None, test_file) -> None:
     done = run(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -168,7 +169,7 @@ async def listening(
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, int]]:
     """``toolhost serve --tcp|--ws`` on a free loopback port: the process and its port.
 
-    Killed afterwards if it has not ended by itself.
+    Stopped afterwards if it has not ended by itself.
     """
     proc = await asyncio.create_subprocess_exec(
         str(TOOLHOST),
@@ -188,22 +189,112 @@ async def listening(
             found = re.search(rb"listening on 127\.0\.0\.1:(\d+)", line)
         yield proc, int(found.group(1))
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        await stop(proc)
 
 
-async def spawn_stdio(root: Path, data_dir: Path) -> asyncio.subprocess.Process:
-    """``toolhost serve`` on stdio with pipes to speak raw bytes to it (stderr dropped)."""
+async def stop(proc: asyncio.subprocess.Process, seconds: float = 10) -> None:
+    """End a server the test is done with the way an editor would: end of input (or
+    SIGTERM without a stdin pipe), so it exits on its own and coverage, when measuring,
+    keeps its data; killed only if it does not end in ``seconds``."""
+    if proc.returncode is not None:
+        return
+    if proc.stdin is not None:
+        proc.stdin.close()
+    else:
+        proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), seconds)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+class Framed:
+    """Raw LSP-framed JSON-RPC over a pair of streams: a server's pipes or a TCP socket."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def tcp(cls, port: int) -> Framed:
+        return cls(*await asyncio.open_connection("127.0.0.1", port))
+
+    def send(self, **fields: Any) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **fields}).encode()
+        self.writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+
+    async def next_message(self, timeout: float = 20) -> dict[str, Any]:
+        header = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\n"), timeout)
+        length = int(header.split(b":")[1])
+        return json.loads(await self.reader.readexactly(length))
+
+    async def answer_to(self, msg_id: Any, timeout: float = 20) -> dict[str, Any]:
+        """The response to ``msg_id``; what comes before it (log messages) is skipped."""
+        while (message := await self.next_message(timeout)).get("id") != msg_id or (
+            "method" in message
+        ):
+            pass
+        return message
+
+    async def request_from_server(self, method: str, timeout: float = 20) -> dict[str, Any]:
+        """The server's next request (or notification) named ``method``."""
+        while (message := await self.next_message(timeout)).get("method") != method:
+            pass
+        return message
+
+    async def initialize(
+        self,
+        root: Path,
+        options: dict[str, Any] | None = None,
+        capabilities: dict[str, Any] | None = None,
+    ) -> None:
+        params = {
+            "capabilities": capabilities or {},
+            "rootUri": root.as_uri(),
+            "initializationOptions": options,
+        }
+        self.send(id="init", method="initialize", params=params)
+        assert "result" in await self.answer_to("init")
+        self.send(method="initialized", params={})
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+async def spawn_stdio(root: Path, data_dir: Path, *args: str) -> asyncio.subprocess.Process:
+    """``toolhost serve [args]`` on stdio with pipes to speak raw bytes to it (stderr
+    dropped)."""
     return await asyncio.create_subprocess_exec(
         str(TOOLHOST),
         "serve",
+        *args,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
         cwd=root,
         env=server_env(data_dir),
     )
+
+
+@contextlib.asynccontextmanager
+async def raw_session(
+    root: Path,
+    data_dir: Path,
+    *args: str,
+    options: dict[str, Any] | None = None,
+    capabilities: dict[str, Any] | None = None,
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, Framed]]:
+    """``toolhost serve [args]`` over stdio, initialised through a ``Framed`` client;
+    stopped afterwards if it is still up."""
+    proc = await spawn_stdio(root, data_dir, *args)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        client = Framed(proc.stdout, proc.stdin)
+        await client.initialize(root, options, capabilities)
+        yield proc, client
+    finally:
+        await stop(proc)
 
 
 def run_toolhost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

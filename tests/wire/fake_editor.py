@@ -5,12 +5,15 @@
 - it keeps its own copy of every document it opened (text and version) and sends
   ``didOpen`` / ``didChange`` / ``didSave`` as an editor does;
 - ``workspace/applyEdit`` applies the edit to that copy when the version matches
-  (else answers ``applied: false``), then reports the change;
+  (else answers ``applied: false``), then reports the change (``announces = False``:
+  it never does);
 - ``editor/saveDocuments`` writes the copies to disk (``transform`` plays a
-  format-on-save; ``saves = False`` an editor that never saves);
+  format-on-save; ``saves = False`` an editor that never saves, ``save_fails`` one
+  that answers with an error);
 - ``editor/diagnostics`` runs a tiny "language server" over the current text
   (buffer, else disk): ``ERR(name)`` is an undefined name, ``WARN`` a warning, and
-  ``USES file word`` an error while ``file`` does not contain ``word``;
+  ``USES file word`` an error while ``file`` does not contain ``word``
+  (``diagnostics_answer``: answer that instead);
 - ``editor/lsp`` answers from ``lsp_answers`` (method -> result) or ``lsp_errors``.
 """
 
@@ -28,7 +31,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.wire.conftest import WireClient, serve_to
-from tools.changes.diff import apply_text_edits
+from tools.changes.diff import PositionEncoding, apply_text_edits
 
 UNDEFINED = re.compile(r"ERR\((\w+)\)")
 USES = re.compile(r"USES (\S+) (\w+)")
@@ -51,7 +54,10 @@ class FakeEditor(WireClient):
         self.root = root
         self.buffers: dict[str, Buffer] = {}  # uri -> buffer
         self.apply_reply: str | None = None  # None: apply; "refuse" / "error": do not
+        self.position_encoding: PositionEncoding = "utf-16"  # as negotiated at initialize
+        self.announces = True
         self.saves = True
+        self.save_fails = False
         self.transform: Callable[[str], str] | None = None  # a format-on-save
         self.open_gate = asyncio.Event()  # cleared: editor/openDocument waits for it
         self.open_gate.set()
@@ -59,12 +65,23 @@ class FakeEditor(WireClient):
         self.lsp_errors: dict[str, tuple[int, str]] = {}
         self.on_ask: Callable[[], None] | None = None  # runs while a permission is asked
         self.diagnostics_fail = False
+        self.diagnostics_answer: Any = None  # None: lint the text
         # What the sidecar asked, in order.
         self.applied: list[dict[str, Any]] = []
         self.save_asks: list[dict[str, Any]] = []
         self.opened: list[str] = []
         self.diagnostic_asks: list[dict[str, Any]] = []
         self.lsp_asks: list[dict[str, Any]] = []
+        self.disk_written: list[str] = []  # editor/diskWritten uris
+        self.withdrawn: list[str] = []  # permission/withdrawn ids
+
+        @self.feature("editor/diskWritten")
+        def disk_written(ls: FakeEditor, params: dict[str, Any]) -> None:
+            ls.disk_written.extend(params["uris"])
+
+        @self.feature("permission/withdrawn")
+        def withdrawn(ls: FakeEditor, params: dict[str, Any]) -> None:
+            ls.withdrawn.append(params["id"])
 
         @self.feature(types.WORKSPACE_APPLY_EDIT)
         def apply_edit(
@@ -83,12 +100,17 @@ class FakeEditor(WireClient):
                     return types.ApplyWorkspaceEditResult(
                         False, f"version {version} is not the buffer's {buffer.version}"
                     )
-                ls.type(buffer.path, apply_text_edits(buffer.text, change["edits"]))
+                text = apply_text_edits(
+                    buffer.text, change["edits"], position_encoding=ls.position_encoding
+                )
+                ls.type(buffer.path, text, notify=ls.announces)
             return types.ApplyWorkspaceEditResult(True)
 
         @self.feature("editor/saveDocuments")
         def save_documents(ls: FakeEditor, params: dict[str, Any]) -> dict[str, Any]:
             ls.save_asks.append(params)
+            if ls.save_fails:
+                raise EditorError(code=-32603, message="the disk is full")
             if not ls.saves:
                 return {"saved": []}
             for uri in params["uris"]:
@@ -112,6 +134,8 @@ class FakeEditor(WireClient):
             ls.diagnostic_asks.append(params)
             if ls.diagnostics_fail:
                 raise EditorError(code=-32603, message="no diagnostics today")
+            if ls.diagnostics_answer is not None:
+                return ls.diagnostics_answer
             return {
                 "items": [
                     {"uri": uri, "diagnostics": ls.lint(uri_path(uri))} for uri in params["uris"]
@@ -131,11 +155,13 @@ class FakeEditor(WireClient):
         del self.protocol.fm.features["permission/ask"]
 
         @self.feature("permission/ask")
-        def permission_ask(ls: FakeEditor, params: dict[str, Any]) -> dict[str, Any]:
+        async def permission_ask(ls: FakeEditor, params: dict[str, Any]) -> dict[str, Any]:
             ls.asks.append(params)
             if ls.on_ask is not None:
                 ls.on_ask()  # its didChange reaches the sidecar before this answer
-            return {"reply": "once"}
+            if ls.ask_reply is None:
+                await asyncio.Event().wait()  # never answers; only a cancel ends this
+            return ls.ask_reply  # type: ignore[return-value]
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         if not isinstance(error, EditorError):  # a scripted error answer is no failure
@@ -144,17 +170,23 @@ class FakeEditor(WireClient):
     def reset(self) -> None:
         """Back to a well-behaved editor with nothing recorded (module-scoped clients)."""
         self.apply_reply = None
+        self.announces = True
         self.saves = True
+        self.save_fails = False
         self.transform = None
         self.open_gate.set()
         self.on_ask = None
         self.diagnostics_fail = False
+        self.diagnostics_answer = None
         self.lsp_answers.clear()
         self.lsp_errors.clear()
         for record in (self.applied, self.save_asks, self.opened, self.diagnostic_asks):
             record.clear()
         self.lsp_asks.clear()
         self.asks.clear()
+        self.disk_written.clear()
+        self.withdrawn.clear()
+        self.ask_reply = {"reply": "once"}
 
     # --- the editor's side of document sync ----------------------------------------------
 

@@ -162,9 +162,11 @@ REPLIES = {
         {"reply": "reject", "message": "use printf instead"},
         "with the following feedback: use printf instead",
     ),
-    "an unknown reply": ({"reply": "sure"}, "something other than once, always or reject"),
-    "not an object": ("once", "something other than once, always or reject"),
-    "a message that is not text": ({"reply": "once", "message": 5}, "something other"),
+    "an unknown reply": ({"reply": "sure"}, "(`reply` must be once, always or reject)"),
+    "not an object": ("once", "(the answer is not an object)"),
+    "a message that is not text": ({"reply": "once", "message": 5}, "`message` must be a string"),
+    "hunks that are not a list": ({"reply": "once", "hunks": "a.py#1"}, "`hunks` must be a list"),
+    "an unknown scope": ({"reply": "always", "scope": "forever"}, "`scope` must be one of"),
 }
 
 
@@ -243,12 +245,16 @@ async def test_a_prompt_shown_without_permission_ask_can_allow_always(tmp_path: 
     root = make_project(tmp_path)
     options = {"config": {"permission": {"edit": "ask"}}}
     async with connect(root, options=options, capabilities=PROMPTING) as client:
-        client.prompt_choice = "Always allow"
-        for name in ("a.txt", "b.txt"):
-            result = await client.execute("write", {"filePath": name, "content": "x"})
+        client.prompt_choice = "Always allow: this file (a.txt)"
+        for content in ("x", "y"):
+            result = await client.execute("write", {"filePath": "a.txt", "content": content})
             assert result["isError"] is False, result["output"]
         [prompt] = client.prompts
         assert prompt.message.startswith("Edit a.txt")
+        # "Always" says what it covers: this file only.
+        client.prompt_choice = "Reject"
+        result = await client.execute("write", {"filePath": "b.txt", "content": "x"})
+        assert result["metadata"]["error"] == "permission_rejected"
 
 
 @module_loop
@@ -271,7 +277,7 @@ async def test_always_settles_the_waiting_asks_it_covers(tmp_path: Path) -> None
         waiting = start(client, "write", {"filePath": "first.txt", "content": "1"}, "first")
         await asks_reach(client, 1)
         cancelled = withdrawn(client)
-        client.ask_reply = {"reply": "always"}
+        client.ask_reply = {"reply": "always", "alwaysOption": "all"}  # every file
         second = await client.execute("write", {"filePath": "second.txt", "content": "2"})
         assert second["isError"] is False, second["output"]
         first = await result_of(waiting)  # settled without an answer to its own prompt

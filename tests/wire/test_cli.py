@@ -21,7 +21,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def test_version_matches_the_distribution() -> None:
-    assert server.__version__ == importlib.metadata.version("toolhost")
+    assert server.__version__ == importlib.metadata.version("toolhost-sidecar")
 
 
 def test_list_plain(root: Path) -> None:

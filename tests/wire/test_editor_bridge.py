@@ -144,7 +144,9 @@ async def test_unsaved_work_elsewhere_in_the_buffer_is_kept(editor: FakeEditor, 
 
     assert only_document_edit(editor.applied[0])["textDocument"]["version"] == version
     assert editor.buffers[uri].text == "ONE\ntwo\nthree\nfour (typed, unsaved)\n"
-    assert path.read_text() == "ONE\ntwo\nthree\nfour (typed, unsaved)\n"
+    # The disk gets the agent's change on its own text; the user's line stays unsaved.
+    assert path.read_text() == "ONE\ntwo\nthree\n"
+    assert editor.save_asks == []
 
 
 async def test_write_and_multiedit_go_through_the_editor(editor: FakeEditor, root: Path) -> None:
@@ -295,21 +297,37 @@ async def test_a_clean_buffer_older_than_the_disk_is_not_edited(
     assert path.read_text() == "changed by a tool\n"
 
 
-async def test_typing_while_the_permission_prompt_is_open_refuses_the_edit(root: Path) -> None:
+async def test_typing_while_the_review_is_open_keeps_both(root: Path) -> None:
     path = root / "prompted.py"
     options = {"config": {"permission": {"edit": "ask"}}}
     async with connect_editor(root, {**EDITING, "permissionAsk": True}, **options) as client:
-        await opened_and_read(client, path, "first\nsecond\n")
+        uri = await opened_and_read(client, path, "first\nsecond\n")
         client.on_ask = lambda: client.type(path, "first\nsecond\nthird (typed)\n")
+
+        await ok(client, "edit", {"filePath": str(path), "oldString": "first", "newString": "1st"})
+
+        assert client.buffers[uri].text == "1st\nsecond\nthird (typed)\n"
+        assert path.read_text() == "1st\nsecond\n"  # the new typing is not saved for the user
+        assert client.save_asks == []
+        assert client.disk_written == [uri]
+
+
+async def test_typing_where_the_edit_goes_while_the_review_is_open_refuses_it(
+    root: Path,
+) -> None:
+    path = root / "prompted2.py"
+    options = {"config": {"permission": {"edit": "ask"}}}
+    async with connect_editor(root, {**EDITING, "permissionAsk": True}, **options) as client:
+        await opened_and_read(client, path, "first\nsecond\n")
+        client.on_ask = lambda: client.type(path, "first (typed)\nsecond\n")
 
         result = await run(
             client, "edit", {"filePath": str(path), "oldString": "first", "newString": "1st"}
         )
 
-        assert len(client.asks) == 1
         assert result["isError"] is True
-        assert "changed after the edit was prepared" in result["output"]
-        assert "3: third (typed)" in result["output"]
+        assert "the user typed where the edit goes" in result["output"]
+        assert "1: first (typed)" in result["output"]
         assert client.applied == []
         assert path.read_text() == "first\nsecond\n"
 

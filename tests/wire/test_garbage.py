@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.wire.conftest import make_project, spawn_stdio
+from tests.wire.conftest import make_project, spawn_stdio, stop
 
 TIMEOUT = 20
 
@@ -48,9 +48,7 @@ async def raw(tmp_path: Path):
     root = make_project(tmp_path)
     proc = await spawn_stdio(root, tmp_path / "data")
     yield RawServer(proc)
-    if proc.returncode is None:
-        proc.kill()
-    await proc.wait()
+    await stop(proc)
 
 
 def error_of(response: dict[str, Any]) -> tuple[Any, int]:

@@ -59,11 +59,16 @@ async def test_reject_with_a_message_reaches_the_model(root: Path) -> None:
 
 async def test_always_is_remembered(root: Path) -> None:
     async with connect(root, options={**ASKING, "config": EDITS_ASK}) as client:
-        client.ask_reply = {"reply": "always"}
-        for name in ("one.txt", "two.txt"):
+        client.ask_reply = {"reply": "always"}  # the default option: this file
+        for name in ("one.txt", "one.txt", "two.txt"):
             result = await client.execute("write", {"filePath": name, "content": "x"})
             assert result["isError"] is False, result["output"]
-        assert len(client.asks) == 1
+        assert [ask["patterns"] for ask in client.asks] == [["one.txt"], ["two.txt"]]
+        assert client.asks[0]["alwaysOptions"][0] == {
+            "id": "file",
+            "patterns": ["one.txt"],
+            "label": "this file (one.txt)",
+        }
 
 
 async def test_a_malformed_reply_counts_as_a_rejection(root: Path) -> None:
@@ -97,7 +102,11 @@ async def test_show_message_request_fallback(root: Path, choice: str, written: b
         [prompt] = client.prompts
         assert prompt.type == types.MessageType.Warning
         assert "prompted.txt" in prompt.message
-        assert [a.title for a in prompt.actions or []] == ["Allow once", "Always allow", "Reject"]
+        assert [a.title for a in prompt.actions or []] == [
+            "Allow once",
+            "Always allow: this file (prompted.txt)",
+            "Reject",
+        ]
         assert client.asks == []  # permission/ask is only for clients that said so
 
 

@@ -266,8 +266,9 @@ async def execute(args: ApplyPatchParams, ctx: ToolContext) -> ToolResult:
             ask_metadata={"filepath": ", ".join(patterns)},
             patch=True,
         )
-    summary = "\n".join([SUCCESS, *(summary_line(c, ctx.worktree) for c in changeset.changes)])
-    output = summary + diagnostics.patch_notice(changeset.kept(), committed.diagnostics)
+    written = committed.changeset or changeset  # a review may have kept only part of it
+    summary = "\n".join([SUCCESS, *(summary_line(c, ctx.worktree) for c in written.changes)])
+    output = summary + diagnostics.patch_notice(written.kept(), committed.diagnostics)
     return ToolResult(
         title=summary,
         output=output + committed.note_text,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from tools.changes import diagnostics
-from tools.changes.changeset import new_text
-from tools.changes.commit import commit, locked
+from tools.changes.commit import commit_file, locked
 from tools.changes.load import (
     BOM_CHAR,
     EMPTY_OLD_STRING,
@@ -14,7 +13,6 @@ from tools.changes.load import (
     load,
     load_existing,
     require_path,
-    single_file,
     whole_text,
 )
 from tools.changes.replacers import IDENTICAL
@@ -61,13 +59,7 @@ async def execute(args: EditParams, ctx: ToolContext) -> ToolResult:
             after, _ = await ctx.run_blocking(
                 apply_edit, before.text, args.oldString, args.newString, args.replaceAll
             )
-        changeset = single_file(new_text(path, before, after, bom=bom), unsaved)
-        committed = await commit(
-            ctx,
-            changeset,
-            title=f"Edit {relative(path, ctx.worktree)}",
-            ask_metadata={"filepath": str(path)},
-        )
+        committed = await commit_file(ctx, path, before, after, unsaved, bom=bom)
     return ToolResult(
         title=relative(path, ctx.worktree),
         output=OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text,

@@ -13,8 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tools.changes import diagnostics
-from tools.changes.changeset import new_text
-from tools.changes.commit import commit, locked
+from tools.changes.commit import commit_file, locked
 from tools.changes.load import (
     BOM_CHAR,
     EMPTY_OLD_STRING,
@@ -22,7 +21,6 @@ from tools.changes.load import (
     load,
     load_existing,
     require_path,
-    single_file,
     whole_text,
 )
 from tools.changes.replacers import IDENTICAL
@@ -103,10 +101,7 @@ async def execute(args: MultiEditParams, ctx: ToolContext) -> ToolResult:
             ctx.session.assert_fresh(path)
         after, results = await ctx.run_blocking(apply_all, path, before, args.edits)
         bom = creates and before is None and args.edits[0].newString.startswith(BOM_CHAR)
-        changeset = single_file(new_text(path, before, after, bom=bom), unsaved)
-        committed = await commit(
-            ctx, changeset, title=f"Edit {rel}", ask_metadata={"filepath": str(path)}
-        )
+        committed = await commit_file(ctx, path, before, after, unsaved, bom=bom)
     metadata = committed.metadata
     metadata.update(filepath=str(path), results=results)
     output = OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from tools.changes import diagnostics
-from tools.changes.changeset import new_text
-from tools.changes.commit import commit, locked
-from tools.changes.load import BOM_CHAR, load, require_path, single_file, whole_text
+from tools.changes.commit import commit_file, locked
+from tools.changes.load import BOM_CHAR, load, require_path, whole_text
 from tools.context import ToolContext
 from tools.paths import assert_external_directory, relative
 from tools.result import ToolResult
@@ -31,14 +30,7 @@ async def execute(args: WriteParams, ctx: ToolContext) -> ToolResult:
             ctx.session.assert_fresh(path)
         after, bom_discarded = whole_text(before, args.content)
         bom = args.content.startswith(BOM_CHAR)  # kept only by a new file
-        changeset = single_file(new_text(path, before, after, bom=bom), unsaved)
-        committed = await commit(
-            ctx,
-            changeset,
-            title=f"Edit {rel}",
-            ask_metadata={"filepath": str(path)},
-            other_files=True,
-        )
+        committed = await commit_file(ctx, path, before, after, unsaved, other_files=True, bom=bom)
     metadata = committed.metadata
     metadata.update(filepath=str(path), exists=before is not None)
     if bom_discarded:

@@ -112,4 +112,7 @@ class PreparedChange:
     # editor saved something else, e.g. a format-on-save): said to the model.
     note: str = ""
     via_editor: bool = False  # set by the bridge when the editor's buffer took the change
+    # False: the buffer keeps unsaved changes of the user's, so the editor must not save
+    # it (the disk gets the agent's change on its own, or stays as it is).
+    save: bool = True
     edit: dict[str, Any] = field(default_factory=dict)  # the LSP WorkspaceEdit for this file

@@ -4,18 +4,23 @@
 ``locked`` and hand it to ``commit``, which runs the steps every change shares:
 
 1. **describe**: each change's diff, its LSP ``WorkspaceEdit`` and its file entry;
-2. **ask**: one ``edit`` ask for the whole set, with every file's diff (a rule that
-   allows it skips the person);
-3. **baseline**: the editor's diagnostics of the files the set keeps;
-4. **write**: files the editor holds go through the editor (its undo, its buffer),
+2. **ask**: one ``edit`` ask for the whole set, with every file's diff and hunks, and
+   for buffers with unsaved changes whether the agent's change overlaps the user's
+   unsaved lines (``review.plan``); a rule that allows it skips the person, unless
+   such an overlap needs their choice;
+3. **narrow**: the person's answer (some files, some hunks, their own edit of the
+   proposal: ``review.narrow``) becomes the set; everything after works from it;
+4. **baseline**: the editor's diagnostics of the files the set keeps;
+5. **write**: files the editor holds go through the editor (its undo, its buffer),
    the others through one disk ``Transaction``; if any step fails, the editor's
-   buffers and the disk are put back and the model is told what holds now;
-5. **stamp**: the written files count as read (the model saw their new text);
-6. **report**: the diagnostics the change introduced and the metadata (``diff``,
-   ``filediff``, ``files``, ``edit``, ``diagnostics``).
-
-The ask is where a person's answer will narrow the set (some files, some hunks):
-everything after it works from the set it is given.
+   buffers and the disk are put back and the model is told what holds now.  A buffer
+   with the user's unsaved changes gets the change but is never saved: the disk gets
+   the agent's change replayed on the disk's own text (``rebase``), or, where the two
+   overlap, what the person chose (editor only, or save their changes too);
+6. **stamp**: the written files count as read (the model saw their new text);
+7. **report**: the diagnostics the change introduced, what the review applied and
+   what not, and the metadata (``diff``, ``filediff``, ``files``, ``edit``,
+   ``diagnostics``).
 """
 
 from __future__ import annotations
@@ -29,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.changes import diagnostics, failures
-from tools.changes.changeset import ChangeSet, FileChange, PreparedChange
+from tools.changes import diagnostics, failures, review
+from tools.changes.changeset import ChangeSet, FileChange, PreparedChange, new_text
 from tools.changes.diff import (
     FileDiff,
     create_file_edit,
@@ -39,13 +44,18 @@ from tools.changes.diff import (
     trim_diff,
     workspace_edit,
 )
+from tools.changes.load import single_file
+from tools.changes.rebase import Rebased
 from tools.changes.transaction import Transaction, TransactionFailed
 from tools.editor import EditorRefusal
 from tools.errors import ToolError
+from tools.fsio import TextFile
 from tools.paths import relative
+from tools.permission import AlwaysOption, PermissionReply
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
+    from tools.fsio import TextFile
 
 log = logging.getLogger("toolhost.tools.changes")
 
@@ -156,25 +166,53 @@ def ask_patterns(changeset: ChangeSet, worktree: Path) -> list[str]:
     return list(dict.fromkeys(relative(p, worktree) for p in paths))
 
 
+def always_options(patterns: list[str]) -> list[AlwaysOption]:
+    """What an "always" for these paths may cover, narrowest first (the default)."""
+    if len(patterns) == 1:
+        options = [AlwaysOption("file", (patterns[0],), f"this file ({patterns[0]})")]
+    else:
+        shown = ", ".join(patterns[:3]) + (", …" if len(patterns) > 3 else "")
+        options = [AlwaysOption("file", tuple(patterns), f"these files ({shown})")]
+    folders = {p.rsplit("/", 1)[0] if "/" in p else "" for p in patterns}
+    if len(folders) == 1 and (folder := folders.pop()):
+        label = f"files in {folder}/ (and its subfolders)"
+        options.append(AlwaysOption("folder", (f"{folder}/*",), label))
+    suffixes = {Path(p).suffix for p in patterns}
+    if len(suffixes) == 1 and (suffix := suffixes.pop()):
+        label = f"files matching *{suffix} (in any folder)"
+        options.append(AlwaysOption("extension", (f"*{suffix}",), label))
+    options.append(AlwaysOption("all", ("*",), "every file in the project"))
+    return options
+
+
 async def _ask(
     ctx: ToolContext,
     changeset: ChangeSet,
     described: list[Described],
     title: str,
     ask_metadata: dict[str, Any],
-) -> None:
-    await ctx.ask(
+    plan: review.Plan,
+) -> PermissionReply | None:
+    patterns = ask_patterns(changeset, ctx.worktree)
+    overlapping = [relative(p, ctx.worktree) for p in plan.overlapping]
+    if overlapping:
+        title += f" (overlaps your unsaved changes in {', '.join(overlapping)})"
+    return await ctx.ask(
         "edit",
-        ask_patterns(changeset, ctx.worktree),
-        ["*"],
+        patterns,
+        list(always_options(patterns)[0].patterns),
         {
             "diff": "\n".join(trim_diff(d.unified) for d in described if d.unified),
             # The exact change, so a client can preview the proposed text, not rebuild it.
             "edit": {"documentChanges": [dc for d in described for dc in d.document_changes]},
             "files": [d.entry(ctx.worktree) for d in described],
+            **plan.metadata(ctx.worktree),
             **ask_metadata,
         },
         title=title,
+        # Whose unsaved text goes to disk is the person's choice, even where rules allow.
+        force=bool(overlapping),
+        always_options=always_options(patterns),
     )
 
 
@@ -216,12 +254,27 @@ class DiagnosticsWatch:
 # --- 4. write ---------------------------------------------------------------------------------
 
 
-def disk_transaction(changeset: ChangeSet, skip: frozenset[Path], check: Any) -> Transaction:
+def disk_transaction(
+    changeset: ChangeSet,
+    skip: frozenset[Path],
+    check: Any,
+    disk: dict[Path, TextFile | None] | None = None,
+) -> Transaction:
     """Write every changed file but ``skip``, then delete (so a crash part way loses no
-    content).  The committed transaction is returned so that it can still be undone."""
+    content).  The committed transaction is returned so that it can still be undone.
+
+    ``disk``: what files with unsaved buffers get on disk instead of their final text
+    (the agent's change on the disk's text; None: the disk stays as it is).
+    """
     transaction = Transaction(check)
     originals, finals = changeset.originals(), changeset.finals()
+    disk = disk or {}
     for path, final in finals.items():
+        if path in disk:
+            own = disk[path]
+            if own is not None:
+                transaction.write(path, own.encode(own.text), own.mode)
+            continue
         if final is None or path in skip:
             continue
         data = final.encode(final.text)
@@ -237,7 +290,10 @@ def disk_transaction(changeset: ChangeSet, skip: frozenset[Path], check: Any) ->
 
 
 def editor_changes(
-    ctx: ToolContext, changeset: ChangeSet, described: list[Described]
+    ctx: ToolContext,
+    changeset: ChangeSet,
+    described: list[Described],
+    unsaved_kept: frozenset[Path] = frozenset(),
 ) -> list[PreparedChange]:
     """The files the editor holds that the set leaves in place, as editor changes."""
     originals, finals = changeset.originals(), changeset.finals()
@@ -260,7 +316,7 @@ def editor_changes(
             diff = diff_texts(before.text if before else "", final.text, rel)
             edit = workspace_edit(path.as_uri(), diff.edits)
         change = FileChange(path, before, final, kind="update" if before else "add")
-        changes.append(PreparedChange(change, diff, edit=edit))
+        changes.append(PreparedChange(change, diff, edit=edit, save=path not in unsaved_kept))
     return changes
 
 
@@ -277,14 +333,76 @@ def _disk_bytes(path: Path) -> bytes | None:
         return None
 
 
+@dataclass
+class UnsavedPlan:
+    """Where the change to files with unsaved buffers goes."""
+
+    disk: dict[Path, TextFile | None] = field(default_factory=dict)  # None: leave the disk
+    kept: frozenset[Path] = frozenset()  # buffers that get the change and stay unsaved
+    dropped: frozenset[Path] = frozenset()  # changed nowhere (the editor cannot take it)
+    notes: list[str] = field(default_factory=list)
+
+
+def plan_unsaved(
+    ctx: ToolContext,
+    changeset: ChangeSet,
+    reply: PermissionReply | None,
+    rebased_texts: dict[Path, Rebased],
+) -> UnsavedPlan:
+    """The user's unsaved text never reaches the disk, unless they chose to save it."""
+    plan = UnsavedPlan()
+    kept: set[Path] = set()
+    dropped: set[Path] = set()
+    finals = changeset.finals()
+    choice = reply.unsaved if reply is not None else None
+    for path, rebased in rebased_texts.items():
+        final = finals[path]
+        assert final is not None
+        held = ctx.editor.holds(path)
+        rel = relative(path, ctx.worktree)
+        if rebased.text is not None:
+            plan.disk[path] = dataclasses.replace(final, text=rebased.text)
+            if held:
+                kept.add(path)
+            continue
+        if choice == "save":
+            plan.notes.append(
+                f"Note: {rel} had unsaved changes by the user where your edit overlaps them; "
+                "the user chose to save their changes together with yours."
+            )
+            continue  # the buffer is saved as it stands (held), or its text written
+        plan.disk[path] = None
+        if held:
+            kept.add(path)
+            plan.notes.append(
+                f"Note: {rel} has unsaved changes by the user that overlap your edit, so your "
+                "edit was applied in the editor only: the buffer holds it (unsaved), and the "
+                "file on disk was not changed. A read serves the buffer."
+            )
+        else:
+            dropped.add(path)
+            plan.notes.append(
+                f"{rel} was not changed: it has unsaved changes by the user that overlap your "
+                "edit, and the editor cannot take edits. Ask the user to save or discard them."
+            )
+    plan.kept, plan.dropped = frozenset(kept), frozenset(dropped)
+    return plan
+
+
 async def _write(
-    ctx: ToolContext, changeset: ChangeSet, described: list[Described], patch: bool
+    ctx: ToolContext,
+    changeset: ChangeSet,
+    described: list[Described],
+    patch: bool,
+    unsaved: UnsavedPlan,
 ) -> list[PreparedChange]:
     """Disk first (one transaction), then each file the editor holds; all or nothing."""
-    through_editor = editor_changes(ctx, changeset, described)
-    skip = frozenset(p.change.path for p in through_editor)
+    through_editor = editor_changes(ctx, changeset, described, unsaved.kept)
+    skip = frozenset(p.change.path for p in through_editor) | unsaved.dropped
     try:
-        transaction = await ctx.run_blocking(disk_transaction, changeset, skip, ctx.abort.check)
+        transaction = await ctx.run_blocking(
+            disk_transaction, changeset, skip, ctx.abort.check, unsaved.disk
+        )
     except TransactionFailed as error:
         if patch:
             raise ToolError(failures.patch_transaction_failed(error, ctx.worktree)) from error
@@ -342,6 +460,7 @@ class Committed:
     diagnostics: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # new errors
     notes: list[str] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)  # metadata.files
+    changeset: ChangeSet | None = None  # what was written: the set the review left
 
     @property
     def note_text(self) -> str:
@@ -364,12 +483,26 @@ async def commit(
     (``write``).  ``patch``: failures are worded for a patch (which files were put back).
     """
     described = await _describe_all(ctx, changeset)
-    await _ask(ctx, changeset, described, title, ask_metadata or {})
-    kept = changeset.kept()
+    plan = await ctx.run_blocking(review.plan, changeset, described, ctx.worktree)
+    reply = await _ask(ctx, changeset, described, title, ask_metadata or {}, plan)
+    narrowed = review.narrow(changeset, plan, reply, ctx.worktree)
+    if narrowed.changeset is not changeset:
+        changeset = narrowed.changeset
+        described = await _describe_all(ctx, changeset)
+    rebased = await ctx.run_blocking(review.rebase_unsaved, changeset)
+    unsaved = plan_unsaved(ctx, changeset, reply, rebased)
+    if unsaved.dropped and set(changeset.finals()) <= unsaved.dropped:
+        raise ToolError(" ".join(unsaved.notes) + " Nothing was written.")
+    kept = [p for p in changeset.kept() if p not in unsaved.dropped]
     others = [p for p in ctx.editor.open_documents() if p not in kept] if other_files else []
     watch = DiagnosticsWatch(ctx, kept, others)
     await watch.baseline()
-    through_editor = await _write(ctx, changeset, described, patch)
+    through_editor = await _write(ctx, changeset, described, patch, unsaved)
+    written = [p for p in unsaved.kept if unsaved.disk.get(p) is not None]
+    ctx.editor.disk_written(written)
+    for path, final in changeset.finals().items():
+        if final is not None and changeset.originals().get(path) is None:
+            ctx.editor.prewarm(path)  # a new file: the editor's language servers can check it
     noted = {p.change.path for p in through_editor if p.note}
     for path in changeset.finals():
         if path in noted:  # the editor saved other content: it must be read first
@@ -387,7 +520,35 @@ async def commit(
         "edit": {"documentChanges": [dc for d in described for dc in d.document_changes]},
         "diagnostics": diagnostics.to_metadata(new),
     }
-    return Committed(metadata, new, [p.note for p in through_editor if p.note], files)
+    current = {p: f.text for p, f in changeset.finals().items() if f is not None}
+    notes = [
+        *review.report(narrowed, current),
+        *unsaved.notes,
+        *(p.note for p in through_editor if p.note),
+    ]
+    return Committed(metadata, new, notes, files, changeset)
+
+
+async def commit_file(
+    ctx: ToolContext,
+    path: Path,
+    before: TextFile | None,
+    after: str,
+    unsaved: bool,
+    *,
+    other_files: bool = False,
+    bom: bool = False,
+) -> Committed:
+    """One file's whole new text, as ``edit``, ``write`` and ``multiedit`` change it:
+    asked as ``Edit <path>``, with the path in the ask's metadata. ``bom``: a new file
+    is written with a UTF-8 BOM (its content started with one)."""
+    return await commit(
+        ctx,
+        single_file(new_text(path, before, after, bom=bom), unsaved),
+        title=f"Edit {relative(path, ctx.worktree)}",
+        ask_metadata={"filepath": str(path)},
+        other_files=other_files,
+    )
 
 
 __all__ = [
@@ -396,6 +557,7 @@ __all__ = [
     "DiagnosticsWatch",
     "FileChange",
     "commit",
+    "commit_file",
     "describe",
     "locked",
 ]

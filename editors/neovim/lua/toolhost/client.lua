@@ -23,6 +23,8 @@ local inflight = {}
 ---@type table<integer, boolean> clients stopped on purpose (their exit is not an error)
 local stopping = {}
 
+local reported
+
 ---@return string
 function M.venv_dir()
   return config.options.install.venv
@@ -152,7 +154,13 @@ function M.handlers()
     end
   end
   return {
-    ["permission/ask"] = lazy("toolhost.permission", "ask"),
+    ["permission/ask"] = lazy("toolhost.review", "ask"),
+    ["permission/withdrawn"] = function(_, params)
+      if type(params) == "table" and type(params.id) == "string" then
+        require("toolhost.review").withdraw(params.id)
+      end
+    end,
+    ["editor/diskWritten"] = lazy("toolhost.documents", "disk_written"),
     ["workspace/applyEdit"] = lazy("toolhost.documents", "apply_edit"),
     ["editor/saveDocuments"] = lazy("toolhost.documents", "save"),
     ["editor/openDocument"] = lazy("toolhost.documents", "open"),
@@ -192,25 +200,41 @@ local function fail_pending(id, err)
   end
 end
 
+-- Start failures already told to the user: every buffer that attaches retries the
+-- start, and the same message once is enough (still logged each time).
+reported = {} ---@type table<string, boolean>
+
+---@param message string
+---@param quiet? boolean the caller tells the user itself
+local function start_failed(message, quiet)
+  if quiet or reported[message] then
+    log.warn("%s", message)
+  else
+    reported[message] = true
+    log.error("%s", message)
+  end
+  return nil, message
+end
+
 ---Starts the sidecar for `root` (or returns the one running) and attaches that
 ---root's loaded buffers to it.
 ---@param root string
+---@param opts? {quiet?: boolean} quiet: do not notify a failure (the caller does)
 ---@return integer? client_id
 ---@return string? error
-function M.start(root)
+function M.start(root, opts)
+  local quiet = opts and opts.quiet
   local existing = M.get(root)
   if existing then
     return existing.id
   end
   local cmd, source = M.resolve_cmd()
   if not cmd then
-    log.error("%s", source)
-    return nil, source
+    return start_failed(source, quiet)
   end
   if vim.fn.executable(cmd[1]) ~= 1 then
     local message = ("the sidecar command %q (from %s) is not executable"):format(cmd[1], source)
-    log.error("%s", message)
-    return nil, message
+    return start_failed(message, quiet)
   end
   ---@type vim.lsp.ClientConfig
   local client_config = {
@@ -282,9 +306,7 @@ function M.start(root)
     id = vim.lsp.start_client(client_config)
   end
   if not id then
-    local message = ("could not start the sidecar (%s)"):format(table.concat(cmd, " "))
-    log.error("%s", message)
-    return nil, message
+    return start_failed(("could not start the sidecar (%s)"):format(table.concat(cmd, " ")), quiet)
   end
   M.by_root[root] = id
   log.info("starting the sidecar for %s: %s", root, table.concat(cmd, " "))
@@ -397,17 +419,25 @@ end
 
 ---Stops every sidecar and starts one again for each root that had one (or the
 ---current one), re-attaching the buffers.
----@return string[] roots restarted
+---@return string[] started roots whose sidecar is starting again
+---@return {root: string, error: string}[] failed roots whose sidecar could not start
 function M.restart()
   local roots = vim.tbl_keys(M.by_root)
   M.stop_all()
+  reported = {} -- a restart may be after an install: say it again if it still fails
   if #roots == 0 then
     roots = { M.root_for(0) }
   end
+  local started, failed = {}, {}
   for _, root in ipairs(roots) do
-    M.start(root)
+    local id, err = M.start(root, { quiet = true })
+    if id then
+      started[#started + 1] = root
+    else
+      failed[#failed + 1] = { root = root, error = err or "unknown error" }
+    end
   end
-  return roots
+  return started, failed
 end
 
 return M

@@ -1,7 +1,7 @@
----`:Toolhost list|run|log|restart|install`.
+---`:Toolhost list|run|review|cancel|rules|log|restart|install`.
 local M = {}
 
-local SUBCOMMANDS = { "list", "run", "log", "restart", "install" }
+local SUBCOMMANDS = { "list", "run", "review", "cancel", "rules", "log", "restart", "install" }
 
 ---Tool ids seen by the last list, for completion.
 local known_tools = {}
@@ -89,8 +89,79 @@ function M.log()
 end
 
 function M.restart()
-  local roots = require("toolhost.client").restart()
-  notify("restarted the sidecar for " .. table.concat(roots, ", "))
+  local client = require("toolhost.client")
+  local started, failed = client.restart()
+  if #started > 0 then
+    notify("restarted the sidecar for " .. table.concat(started, ", "))
+  end
+  for _, failure in ipairs(failed) do
+    notify(
+      ("could not start the sidecar for %s: %s"):format(failure.root, failure.error),
+      vim.log.levels.ERROR
+    )
+  end
+end
+
+function M.cancel()
+  local stopped = require("toolhost.progress").cancel()
+  notify(
+    stopped > 0 and ("stopped %d running call%s"):format(stopped, stopped > 1 and "s" or "")
+      or "no tool call is running"
+  )
+end
+
+---`:Toolhost rules`: the "always" rules (this sidecar's and the saved ones) in a split;
+---`dd` (or `x`) on a line revokes that rule, `R` reloads the list.
+function M.rules()
+  local client = require("toolhost.client")
+  local root = client.root_for(0)
+  client.request(root, "permission/rules", vim.empty_dict(), function(err, result)
+    if err then
+      return notify("rules: " .. tostring(err.message), vim.log.levels.ERROR)
+    end
+    local rules = type(result) == "table" and result.rules or {}
+    local lines = {
+      "# toolhost rules for " .. root .. " (dd: revoke the rule under the cursor, R: reload)",
+    }
+    local by_line = {}
+    for _, rule in ipairs(rules) do
+      local where = rule.scope == "session" and ("session " .. tostring(rule.sessionID))
+        or rule.scope == "sidecar" and "until the sidecar stops"
+        or (rule.scope .. ": " .. vim.fn.fnamemodify(tostring(rule.source), ":~:."))
+      lines[#lines + 1] = ("%-8s %s  (%s %s)  [%s]"):format(
+        rule.action,
+        tostring(rule.label),
+        rule.permission,
+        rule.pattern,
+        where
+      )
+      by_line[#lines] = rule
+    end
+    if #rules == 0 then
+      lines[#lines + 1] = '(no rules: nothing was allowed with "always")'
+    end
+    local buf = show("toolhost://rules", lines)
+    local function revoke()
+      local rule = by_line[vim.api.nvim_win_get_cursor(0)[1]]
+      if not rule then
+        return
+      end
+      client.request(root, "permission/revoke", { id = rule.id }, function(revoke_err, answer)
+        if revoke_err then
+          return notify("revoke: " .. tostring(revoke_err.message), vim.log.levels.ERROR)
+        end
+        notify(
+          answer and answer.revoked and ("revoked: " .. tostring(rule.label))
+            or "that rule was already gone"
+        )
+        M.rules()
+      end)
+    end
+    for _, lhs in ipairs({ "dd", "x" }) do
+      vim.keymap.set("n", lhs, revoke, { buffer = buf, desc = "toolhost: revoke this rule" })
+    end
+    vim.keymap.set("n", "R", M.rules, { buffer = buf, desc = "toolhost: reload the rules" })
+  end)
 end
 
 ---@param args table nvim_create_user_command's args
@@ -106,6 +177,12 @@ function M.run(args)
     -- The JSON is everything after the tool id, spaces included.
     local json = args.args:match("^%s*run%s+%S+%s*(.*)$") or ""
     M.run_tool(fargs[2], json)
+  elseif sub == "review" then
+    require("toolhost").review()
+  elseif sub == "cancel" then
+    M.cancel()
+  elseif sub == "rules" then
+    M.rules()
   elseif sub == "log" then
     M.log()
   elseif sub == "restart" then

@@ -28,7 +28,7 @@ M.defaults = {
   -- The sidecar requests this plugin answers. Switch one off to get the sidecar's
   -- fallback instead (e.g. permissionAsk = false: Neovim's own showMessageRequest prompt).
   editor = {
-    permissionAsk = true, -- permission/ask: vim.ui.select prompt
+    permissionAsk = true, -- permission/ask: the review window (:Toolhost review)
     applyEdit = true, -- workspace/applyEdit + editor/saveDocuments: edits land in open buffers
     diagnostics = true, -- editor/diagnostics: what your language servers report after an edit
     openDocument = true, -- editor/openDocument: a read loads the file so language servers start early
@@ -40,9 +40,41 @@ M.defaults = {
     -- before answering (ms); nil: the sidecar's default (3000).
     wait_ms = nil, ---@type integer?
   },
-  permission = {
-    -- Where an edit's diff is shown while you are asked: "split", "float" or false.
-    diff = "split",
+  review = {
+    -- Review by default: every edit and every command asks first (sent to the sidecar
+    -- as permissionDefaults, beneath your own config, so e.g.
+    -- config = { permission = { edit = "allow" } } still wins). false: the sidecar's
+    -- own defaults (OpenCode's: edits and commands run without asking).
+    enabled = true,
+    -- Where a pending review opens: "float" (a window over the editor that does not
+    -- take the focus) or "split" (below, without the focus).
+    layout = "float",
+    -- Open each review as it arrives (never taking the focus); false: only a
+    -- notification, and :Toolhost review opens it.
+    auto_open = true,
+    -- Keys in the review window (buffer-local). false disables one.
+    keys = {
+      accept_all = "ga", -- accept (everything not rejected below)
+      reject_all = "gr", -- reject all, asking for an optional reason for the model
+      always = "gA", -- allow always: pick what it covers and where it is kept
+      accept = "a", -- accept the hunk under the cursor
+      reject = "r", -- reject the hunk under the cursor
+      accept_file = "A", -- accept every hunk of the file under the cursor
+      reject_file = "R", -- reject every hunk of the file under the cursor
+      edit = "e", -- edit the proposed text of the file under the cursor (a diff tab)
+      unsaved_editor = "gu", -- overlapping unsaved changes: apply in the editor only
+      unsaved_save = "gs", -- overlapping unsaved changes: save yours too
+      next_hunk = "]h",
+      prev_hunk = "[h",
+      next_review = "]r",
+      prev_review = "[r",
+      close = "q", -- hide the window (the review stays pending)
+    },
+  },
+  -- Global keymaps (normal mode). false disables one.
+  keys = {
+    review = "<leader>tr", -- :Toolhost review (open and focus the pending review)
+    cancel = "<leader>tc", -- :Toolhost cancel (stop the running tool calls)
   },
   lsp = {
     -- How long editor/lsp waits for a language server to start on a file it loaded (ms).
@@ -55,8 +87,10 @@ M.defaults = {
     -- saves a buffer it edited.
     autocmds = true,
   },
-  -- Show running tools as LSP progress (the LspProgress event: fidget.nvim, statuslines).
+  -- Show running tools as LSP progress (the LspProgress event: fidget.nvim, statuslines)
+  -- and in a small float at the bottom right (the tool, its latest output line).
   progress = true,
+  progress_float = true,
   log = {
     level = vim.log.levels.INFO, -- messages from this level on are written to the log file
     file = nil, ---@type string? default: stdpath("log")/toolhost.log
@@ -85,7 +119,9 @@ M.types = {
   config = { "table", "nil" },
   editor = { "table" },
   diagnostics = { "table" },
-  permission = { "table" },
+  review = { "table" },
+  keys = { "table" },
+  progress_float = { "boolean" },
   lsp = { "table" },
   save = { "table" },
   progress = { "boolean" },
@@ -123,9 +159,9 @@ function M.validate(opts)
       end
     end
   end
-  local diff = type(opts.permission) == "table" and opts.permission.diff
-  if diff ~= nil and diff ~= "split" and diff ~= "float" and diff ~= false then
-    problems[#problems + 1] = 'permission.diff must be "split", "float" or false'
+  local layout = type(opts.review) == "table" and opts.review.layout
+  if layout ~= nil and layout ~= false and layout ~= "split" and layout ~= "float" then
+    problems[#problems + 1] = 'review.layout must be "float" or "split"'
   end
   return problems
 end
@@ -171,6 +207,8 @@ function M.init_options()
   end
   local wait_ms = o.diagnostics and o.diagnostics.wait_ms
   return {
+    -- Review by default; the user's own config (files, `config`) is read over it.
+    permissionDefaults = o.review.enabled and { edit = "ask", bash = "ask" } or nil,
     sessionID = o.session_id,
     agent = o.agent,
     model = o.model,

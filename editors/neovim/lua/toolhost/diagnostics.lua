@@ -80,10 +80,84 @@ end
 ---Language servers other than toolhost attached to `buf`.
 ---@param buf integer
 ---@return vim.lsp.Client[]
+local wait_attach
+
 local function other_clients(buf)
   return vim.tbl_filter(function(client)
     return not util.is_toolhost(client)
   end, vim.lsp.get_clients({ bufnr = buf }))
+end
+
+---Whether a language server is about to attach to `buf`: one is still starting, or
+---one serves its filetype (by its config, or by the buffers it has).
+---@param buf integer
+---@return boolean
+local function server_coming(buf)
+  local ft = vim.bo[buf].filetype
+  if ft == "" then
+    return false
+  end
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    if not util.is_toolhost(client) and not client.attached_buffers[buf] then
+      local filetypes = client.config and client.config.filetypes
+      if not client.initialized or (filetypes and vim.tbl_contains(filetypes, ft)) then
+        return true
+      end
+      for other in pairs(client.attached_buffers) do
+        if vim.api.nvim_buf_is_valid(other) and vim.bo[other].filetype == ft then
+          return true
+        end
+      end
+    end
+  end
+  return false
+end
+
+---Waits (up to `ms`) until the language servers about to attach to `uris`' buffers
+---(a new file the sidecar just had loaded) have attached.
+---@param uris string[]
+---@param ms integer
+wait_attach = function(uris, ms)
+  local waiting = {}
+  for _, uri in ipairs(uris) do
+    local fname = util.uri_to_fname(uri)
+    local buf = fname and util.loaded_buffer(fname)
+    if buf and #other_clients(buf) == 0 and server_coming(buf) then
+      waiting[#waiting + 1] = buf
+    end
+  end
+  if #waiting == 0 or ms <= 0 then
+    return
+  end
+  util.await(function(done)
+    local stop_timer, autocmd
+    local function attached()
+      for _, buf in ipairs(waiting) do
+        if vim.api.nvim_buf_is_valid(buf) and #other_clients(buf) == 0 then
+          return false
+        end
+      end
+      return true
+    end
+    local function finish()
+      if stop_timer then
+        stop_timer()
+      end
+      if autocmd then
+        pcall(vim.api.nvim_del_autocmd, autocmd)
+        autocmd = nil
+      end
+      done()
+    end
+    autocmd = vim.api.nvim_create_autocmd("LspAttach", {
+      callback = function()
+        if attached() then
+          vim.schedule(finish)
+        end
+      end,
+    })
+    stop_timer = util.after(ms, finish)
+  end)
 end
 
 ---Asks every pull server of `buf` for fresh diagnostics; `done()` when all answered.
@@ -236,6 +310,12 @@ function M.collect(_, params, ctx)
   local wait_ms = tonumber(params.waitMs) or 3000
   local toolhost = vim.lsp.get_client_by_id(ctx.client_id)
   local encoding = toolhost and toolhost.offset_encoding or "utf-16"
+
+  -- After a change (waitMs > 0): a new file the sidecar just had loaded
+  -- (editor/openDocument) waits for the language servers starting on it.
+  if wait_ms > 0 then
+    wait_attach(uris, math.min(wait_ms, require("toolhost.config").options.lsp.attach_timeout))
+  end
 
   local targets = {} ---@type {uri: string, buf: integer?}[]
   for _, uri in ipairs(uris) do

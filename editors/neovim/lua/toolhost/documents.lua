@@ -178,6 +178,69 @@ function M.refresh_stale()
   end
 end
 
+---editor/diskWritten {uris}: the sidecar wrote the agent's change to these files on
+---disk while their buffers keep your unsaved changes (the buffer has the change too).
+---The buffer takes the file's new timestamp without being reloaded, so Neovim does not
+---warn that the file changed, neither on focus nor when you save.
+function M.disk_written(_, params)
+  local uris = type(params) == "table" and type(params.uris) == "table" and params.uris or {}
+  for _, uri in ipairs(uris) do
+    local fname = util.uri_to_fname(uri)
+    local buf = fname and util.loaded_buffer(fname)
+    if buf and vim.bo[buf].modified then
+      -- Neovim warns on :write when the file's mtime is not the one it read: until you
+      -- save, remember what it read and what the agent wrote (see BufWritePre in setup).
+      local known = vim.b[buf].toolhost_agent_disk
+      local read = known and known.read or vim.b[buf].toolhost_disk
+      vim.b[buf].toolhost_agent_disk = { read = read, written = stat(fname) }
+      -- FileChangedShell, when defined, replaces the prompt and stores the timestamp.
+      local id = vim.api.nvim_create_autocmd("FileChangedShell", {
+        buffer = buf,
+        callback = function()
+          vim.v.fcs_choice = ""
+        end,
+      })
+      pcall(vim.cmd, "checktime " .. buf)
+      pcall(vim.api.nvim_del_autocmd, id)
+    elseif buf then
+      M.remember(buf)
+    end
+  end
+end
+
+---BufWritePre: a buffer whose file the agent wrote (and nothing else since) gets the
+---file's old mtime back for the moment of the save, so :write does not ask "the file
+---has been changed since reading it" about the agent's own change. Needs a python3
+---(to set the mtime to the nanosecond); without one Neovim asks as usual.
+---@param buf integer
+function M.before_write(buf)
+  local agent = vim.b[buf].toolhost_agent_disk
+  if type(agent) ~= "table" or type(agent.read) ~= "table" or type(agent.written) ~= "table" then
+    return
+  end
+  vim.b[buf].toolhost_agent_disk = nil
+  local fname = vim.api.nvim_buf_get_name(buf)
+  local now = stat(fname)
+  local w = agent.written
+  if not now or now.sec ~= w.sec or now.nsec ~= w.nsec or now.size ~= w.size then
+    return -- changed by someone else since: let Neovim ask
+  end
+  local python = vim.fn.exepath("python3")
+  if python == "" then
+    return
+  end
+  vim
+    .system({
+      python,
+      "-c",
+      "import os, sys; t = int(sys.argv[2]) * 10**9 + int(sys.argv[3]); os.utime(sys.argv[1], ns=(t, t))",
+      fname,
+      tostring(agent.read.sec),
+      tostring(agent.read.nsec),
+    })
+    :wait(5000)
+end
+
 ---editor/saveDocuments {uris}: write those buffers (autocommands run, so
 ---format-on-save applies, unless save.autocmds is off). A buffer with no unsaved
 ---changes counts as saved; a file that is not loaded is left to the sidecar.

@@ -152,7 +152,8 @@ function M.check()
   if not cmd then
     health.error(source, {
       ":Toolhost install (creates a venv under stdpath('data') from this plugin's checkout)",
-      "or pip install the toolhost repository and put `toolhost` on PATH",
+      "or install the toolhost-sidecar package from a toolhost checkout (pip install -e <checkout>; "
+        .. "the PyPI package named toolhost is someone else's) and put `toolhost` on PATH",
       "or set the cmd option in setup()",
     })
     return

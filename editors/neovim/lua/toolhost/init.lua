@@ -39,6 +39,13 @@ function M.setup(opts)
       require("toolhost.client").attach(args.buf)
     end,
   })
+  vim.api.nvim_create_autocmd("BufWritePre", {
+    group = group,
+    desc = "toolhost: a save after the agent wrote the file does not warn about it",
+    callback = function(args)
+      require("toolhost.documents").before_write(args.buf)
+    end,
+  })
   vim.api.nvim_create_autocmd({ "BufWritePost", "FileChangedShellPost" }, {
     group = group,
     desc = "toolhost: remember when a buffer matched its file",
@@ -47,6 +54,8 @@ function M.setup(opts)
     end,
   })
   require("toolhost.diagnostics").setup(group)
+  M.set_keymaps()
+  M.ensure_helptags()
 
   if config.options.autostart then
     local client = require("toolhost.client")
@@ -54,6 +63,45 @@ function M.setup(opts)
     -- Buffers of other roots already open get their own sidecar.
     for _, buf in ipairs(vim.api.nvim_list_bufs()) do
       client.attach(buf)
+    end
+  end
+end
+
+local mapped = {} ---@type string[] global keymaps set by the last setup()
+
+---The global keymaps (`keys` in setup()): review and cancel.
+function M.set_keymaps()
+  for _, lhs in ipairs(mapped) do
+    pcall(vim.keymap.del, "n", lhs)
+  end
+  mapped = {}
+  local keys = require("toolhost.config").options.keys
+  local function map(lhs, fn, desc)
+    if type(lhs) == "string" and lhs ~= "" then
+      vim.keymap.set("n", lhs, fn, { desc = "toolhost: " .. desc })
+      mapped[#mapped + 1] = lhs
+    end
+  end
+  map(keys.review, function()
+    M.review()
+  end, "open the pending review")
+  map(keys.cancel, function()
+    require("toolhost.commands").cancel()
+  end, "stop the running tool calls")
+end
+
+---`:help toolhost` works however the plugin was installed: a plugin manager that only
+---indexes the repository root's doc/ (the plugin lives in editors/neovim) leaves this
+---doc without tags, so they are made here when missing or older than the doc.
+function M.ensure_helptags()
+  local here = debug.getinfo(1, "S").source:gsub("^@", "")
+  local doc = vim.fs.joinpath(vim.fn.fnamemodify(here, ":p:h:h:h"), "doc")
+  local txt, tags = vim.fs.joinpath(doc, "toolhost.txt"), vim.fs.joinpath(doc, "tags")
+  local txt_stat, tags_stat = vim.uv.fs_stat(txt), vim.uv.fs_stat(tags)
+  if txt_stat and (not tags_stat or tags_stat.mtime.sec < txt_stat.mtime.sec) then
+    local ok, err = pcall(vim.cmd.helptags, vim.fn.fnameescape(doc))
+    if not ok then
+      require("toolhost.log").warn("could not make the help tags in %s: %s", doc, err)
     end
   end
 end
@@ -117,7 +165,7 @@ function M.execute(tool, args, opts, callback)
   params.tool = tool
   params.args = util.object(args)
   params.callID = call_id
-  return client.request(
+  local cancel = client.request(
     opts.root or client.root_for(0),
     "tools/execute",
     params,
@@ -128,8 +176,44 @@ function M.execute(tool, args, opts, callback)
     end,
     function(c)
       progress.start(c.id, call_id, tool, args or {}, opts.on_update)
+      if cancel then
+        progress.set_cancel(call_id, cancel)
+      end
     end
   )
+  progress.set_cancel(call_id, cancel) -- when it was sent at once (the sidecar was ready)
+  return cancel
+end
+
+---The asks waiting for an answer, oldest first (bash included): each `{id, tool, title,
+---permission, patterns, files, hunks, unsaved, always}`; a hunk is `{id, file, header,
+---lines}`. An ask is listed as soon as it arrives and gone once answered or withdrawn.
+---@return table[]
+function M.pending()
+  return require("toolhost.review").pending()
+end
+
+---Answers a pending ask: `answer = {reply = "once"|"always"|"reject", hunks?, files?,
+---message?, edited?, scope?, alwaysOption?, unsaved?}` (`:help toolhost-review`).
+---@param id string
+---@param answer table
+---@return boolean ok
+---@return string? error
+function M.answer(id, answer)
+  return require("toolhost.review").answer(id, answer)
+end
+
+---Opens the review window (and moves into it, unless `focus = false`).
+---@param opts? {focus?: boolean}
+function M.review(opts)
+  require("toolhost.review").open({ focus = not opts or opts.focus ~= false })
+end
+
+---Stops the running tool calls made through this API (or the one with `call_id`).
+---@param call_id? string
+---@return integer stopped
+function M.cancel(call_id)
+  return require("toolhost.progress").cancel(call_id)
 end
 
 ---@param start fun(cb: toolhost.Callback): fun()

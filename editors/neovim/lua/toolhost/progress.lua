@@ -4,12 +4,134 @@
 ---`vim.lsp.status()` and the `LspProgress` event (fidget.nvim, statuslines) show
 ---them like any language server's work. `$/progress` the sidecar sends itself is
 ---handled natively. tools/update is also published as `User ToolhostUpdate`.
+---With no setup at all, a small float at the bottom right shows each running call
+---and the latest line it printed (`progress_float`), and `:Toolhost cancel` stops them.
 local config = require("toolhost.config")
 
 local M = {}
 
----@type table<string, {client_id: integer, token: string, on_update?: fun(update: table)}>
+---@class toolhost.RunningCall
+---@field client_id integer
+---@field token string
+---@field tool string
+---@field summary? string
+---@field last? string the latest output line (or update title)
+---@field cancel? fun()
+---@field on_update? fun(update: table)
+
+---@type table<string, toolhost.RunningCall>
 local calls = {}
+local order = {} ---@type string[] call ids, oldest first
+local float = { buf = nil, win = nil }
+
+---The running calls, oldest first: `{callID, tool, summary, last}`.
+---@return table[]
+function M.running()
+  local out = {}
+  for _, id in ipairs(order) do
+    local call = calls[id]
+    if call then
+      out[#out + 1] = { callID = id, tool = call.tool, summary = call.summary, last = call.last }
+    end
+  end
+  return out
+end
+
+---The float's lines, one per running call.
+---@return string[]
+function M.lines()
+  local lines = {}
+  for _, item in ipairs(M.running()) do
+    local text = "⟳ " .. item.tool .. (item.summary and (": " .. item.summary) or "")
+    if item.last and item.last ~= "" then
+      text = text .. " │ " .. item.last
+    end
+    lines[#lines + 1] = text
+  end
+  local key = config.options.keys.cancel
+  if #lines > 0 then
+    lines[#lines + 1] = ("  :Toolhost cancel%s stops %s"):format(
+      key and (" or " .. key) or "",
+      #lines > 1 and "them" or "it"
+    )
+  end
+  return lines
+end
+
+local function redraw_float()
+  local lines = config.options.progress_float and M.lines() or {}
+  if #lines == 0 then
+    if float.win and vim.api.nvim_win_is_valid(float.win) then
+      vim.api.nvim_win_close(float.win, true)
+    end
+    float.win = nil
+    return
+  end
+  if not (float.buf and vim.api.nvim_buf_is_valid(float.buf)) then
+    float.buf = vim.api.nvim_create_buf(false, true)
+    vim.bo[float.buf].bufhidden = "hide"
+  end
+  local width = 20
+  for i, line in ipairs(lines) do
+    if vim.fn.strdisplaywidth(line) > vim.o.columns - 6 then
+      lines[i] = vim.fn.strcharpart(line, 0, vim.o.columns - 7) .. "…"
+    end
+    width = math.max(width, vim.fn.strdisplaywidth(lines[i]))
+  end
+  vim.api.nvim_buf_set_lines(float.buf, 0, -1, false, lines)
+  local opts = {
+    relative = "editor",
+    anchor = "SE",
+    row = vim.o.lines - vim.o.cmdheight - 1,
+    col = vim.o.columns,
+    width = width,
+    height = #lines,
+    style = "minimal",
+    border = "rounded",
+    focusable = false,
+    zindex = 50,
+  }
+  if float.win and vim.api.nvim_win_is_valid(float.win) then
+    vim.api.nvim_win_set_config(float.win, opts)
+  else
+    float.win = vim.api.nvim_open_win(float.buf, false, opts)
+  end
+end
+
+local redraw_scheduled = false
+local function schedule_redraw()
+  if not redraw_scheduled then
+    redraw_scheduled = true
+    vim.schedule(function()
+      redraw_scheduled = false
+      redraw_float()
+    end)
+  end
+end
+
+---Remembers how to stop a running call (the function execute returned).
+---@param call_id string
+---@param cancel fun()
+function M.set_cancel(call_id, cancel)
+  if calls[call_id] then
+    calls[call_id].cancel = cancel
+  end
+end
+
+---Stops running calls: the one with `call_id`, or all. Returns how many were stopped.
+---@param call_id? string
+---@return integer
+function M.cancel(call_id)
+  local stopped = 0
+  for _, id in ipairs(vim.list_slice(order)) do
+    local call = calls[id]
+    if call and call.cancel and (call_id == nil or call_id == id) then
+      stopped = stopped + 1
+      call.cancel()
+    end
+  end
+  return stopped
+end
 
 ---@param client_id integer
 ---@param token string
@@ -51,7 +173,15 @@ end
 ---@param on_update? fun(update: table)
 function M.start(client_id, call_id, tool, args, on_update)
   local token = "toolhost/" .. call_id
-  calls[call_id] = { client_id = client_id, token = token, on_update = on_update }
+  calls[call_id] = {
+    client_id = client_id,
+    token = token,
+    tool = tool,
+    summary = M.summary(args),
+    on_update = on_update,
+  }
+  order[#order + 1] = call_id
+  schedule_redraw()
   emit(
     client_id,
     token,
@@ -65,6 +195,10 @@ end
 function M.finish(call_id, result, err)
   local call = calls[call_id]
   calls[call_id] = nil
+  order = vim.tbl_filter(function(id)
+    return id ~= call_id
+  end, order)
+  schedule_redraw()
   if not call then
     return
   end
@@ -115,6 +249,8 @@ function M.on_update(_, params, ctx)
     end
   end
   local message = last_output_line(params.metadata) or params.title
+  call.last = type(message) == "string" and message or call.last
+  schedule_redraw()
   emit(
     call.client_id,
     call.token,

@@ -69,8 +69,9 @@ test("the user's unsaved typing elsewhere in the buffer survives an edit", async
   });
   assert.equal(result.isError, false, result.output);
   assert.equal(doc.getText(), 'typed\none\nTWO\n');
-  assert.equal(s.read('dirty.txt'), 'typed\none\nTWO\n');
-  assert.equal(doc.isDirty, false);
+  // The disk gets the agent's change only; the user's typing stays unsaved (#13).
+  assert.equal(s.read('dirty.txt'), 'one\nTWO\n');
+  assert.equal(doc.isDirty, true);
 });
 
 test('write replaces an open buffer through the editor too', async () => {

@@ -50,7 +50,7 @@ test('Allow once: the diff opens first without focus, then the edit lands', asyn
     seenDiff = diffCommand();
     seenDiff.proposed = stub.findDocument(seenDiff.args[1])?.getText();
     seenDiff.tabs = stub.tabGroup.tabs.length;
-    assert.deepEqual(items, ['Allow once', 'Always allow (edit *)', 'Reject', 'Reject with feedback…']);
+    assert.deepEqual(items, ['Allow once', 'Always allow (a.txt)', 'Reject', 'Reject with feedback…']);
     return 'Allow once';
   });
   const result = await readThenRun(

@@ -1,0 +1,159 @@
+""" "Always" rules a person chose to keep: saved to the project's or the user's config.
+
+A rule goes into the ``permission`` section of one OpenCode config file, the one
+read last of its scope (so it is not overridden by a sibling file): the project's
+``.opencode/opencode.json[c]`` or ``opencode.json[c]`` at its root, else a new
+``opencode.json`` at the root; for the user, the global dir's ``opencode.jsonc``,
+``opencode.json`` or ``config.json``, else a new ``opencode.json`` there.
+
+Files are rewritten as plain JSON (two-space indent, keys in their order).  A file
+with comments or trailing commas is never rewritten, since that would lose what the
+person wrote; they are told which line to add instead.  The server watches these
+files, so a change here reaches the rules on the next read of the config.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from tools.config import jsonc
+from tools.config.dirs import global_config_dir
+from tools.fsio import atomic_write
+from tools.permission import Approval, Rule, RuleStore, SaveError, Scope, describe_patterns
+
+SCHEMA = "https://opencode.ai/config.json"
+PROJECT_CANDIDATES = (".opencode/opencode.json", ".opencode/opencode.jsonc")
+ROOT_CANDIDATES = ("opencode.json", "opencode.jsonc")
+USER_CANDIDATES = ("config.json", "opencode.json", "opencode.jsonc")
+
+
+class ConfigRuleStore(RuleStore):
+    def __init__(self, worktree: Path) -> None:
+        self.worktree = worktree
+
+    def files(self, scope: Scope) -> list[Path]:
+        """The JSON config files of ``scope``, in the order they are read."""
+        if scope == "user":
+            home = global_config_dir()
+            return [home / name for name in USER_CANDIDATES]
+        root = [self.worktree / name for name in ROOT_CANDIDATES]
+        return [*root, *(self.worktree / name for name in PROJECT_CANDIDATES)]
+
+    def target(self, scope: Scope) -> Path:
+        files = self.files(scope)
+        existing = [path for path in files if path.is_file()]
+        if existing:
+            # Read last among the JSON files: wins over its siblings.
+            return sorted(existing, key=files.index)[-1]
+        if scope == "user":
+            return global_config_dir() / "opencode.json"
+        return self.worktree / "opencode.json"
+
+    def save(self, scope: Scope, permission: str, patterns: Iterable[str]) -> Path:
+        path = self.target(scope)
+        data = _read(path, permission, list(patterns))
+        section = _permission_section(data)
+        entry = section.get(permission)
+        if not isinstance(entry, dict):
+            entry = {} if entry is None else {"*": entry}
+        for pattern in patterns:
+            entry.pop(pattern, None)  # re-added last: the last matching rule wins
+            entry[pattern] = "allow"
+        section[permission] = entry
+        _write(path, data)
+        return path
+
+    def saved(self) -> list[Approval]:
+        found: list[Approval] = []
+        scopes: tuple[Scope, ...] = ("project", "user")
+        for scope in scopes:
+            for path in self.files(scope):
+                found.extend(_allow_rules(path, scope))
+        return found
+
+    def remove(self, approval: Approval) -> None:
+        path = approval.source
+        if path is None:
+            raise SaveError("the rule names no config file")
+        data = _read(path, approval.rule.permission, None)
+        section = _permission_section(data)
+        rule = approval.rule
+        entry = section.get(rule.permission)
+        if isinstance(entry, dict) and entry.get(rule.pattern) == "allow":
+            del entry[rule.pattern]
+            if not entry:
+                del section[rule.permission]
+        elif entry == "allow" and rule.pattern == "*":
+            del section[rule.permission]
+        else:
+            raise SaveError(f"{path} no longer has that rule")
+        _write(path, data)
+
+
+def _read(path: Path, permission: str, patterns: list[str] | None) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return {"$schema": SCHEMA}
+    except OSError as error:
+        raise SaveError(f"could not read {path}: {error.strerror or error}") from error
+    try:
+        data = json.loads(text)
+    except ValueError:
+        try:
+            jsonc.parse(text)
+        except jsonc.ParseError as error:
+            raise SaveError(f"{path} does not parse ({error}); fix it first") from error
+        hint = ""
+        if patterns:
+            example = json.dumps({"permission": {permission: dict.fromkeys(patterns, "allow")}})
+            hint = f"; add {example} to it by hand"
+        raise SaveError(
+            f"{path} has comments or trailing commas, which toolhost does not rewrite{hint}"
+        ) from None
+    if not isinstance(data, dict):
+        raise SaveError(f"{path} does not hold a JSON object")
+    return data
+
+
+def _permission_section(data: dict[str, Any]) -> dict[str, Any]:
+    section = data.get("permission")
+    if isinstance(section, str):  # one action for everything: keep it as the first rule
+        section = {"*": section}
+    elif not isinstance(section, dict):
+        section = {}
+    data["permission"] = section
+    return section
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        os.makedirs(path.parent, exist_ok=True)
+        atomic_write(path, text.encode("utf-8"), None)
+    except OSError as error:
+        raise SaveError(f"could not write {path}: {error.strerror or error}") from error
+
+
+def _allow_rules(path: Path, scope: Scope) -> list[Approval]:
+    """The allow rules in one config file (unreadable files have none to list)."""
+    try:
+        parsed = jsonc.parse(path.read_text(encoding="utf-8-sig")).value
+    except (OSError, UnicodeError, jsonc.ParseError):
+        return []
+    section = parsed.get("permission") if isinstance(parsed, dict) else None
+    if not isinstance(section, dict):
+        return []
+    found: list[Approval] = []
+    for permission, value in section.items():
+        pairs = value.items() if isinstance(value, dict) else [("*", value)]
+        for pattern, action in pairs:
+            if action == "allow":
+                label = describe_patterns(permission, [pattern])
+                rule = Rule(permission, pattern, "allow")
+                found.append(Approval(rule, scope, label, source=path))
+    return found
