@@ -30,6 +30,7 @@ BENCHMARKS = (
     "grep_peers",
     "read_peers",
     "edit_big",
+    "sandbox_cost",
 )
 
 

@@ -3,12 +3,17 @@
     toolhost serve [--stdio | --tcp HOST:PORT | --ws HOST:PORT]
     toolhost list [--model PROVIDER/MODEL] [--agent NAME] [--json] [--cwd DIR]
     toolhost run TOOL 'JSON-ARGS' [--cwd DIR] [--json] [--yes]
+    toolhost doctor [--json] [--cwd DIR]
 
 ``list`` and ``run`` read the config files and load the custom tools of ``--cwd`` (the
 worktree) as the server does; ``list`` ends with a line per file that could not be
 used, and marks custom tools (and the built-ins they replace).
 
-Exit codes: 0 success, 1 the tool reported an error (``isError``), 2 bad usage.
+``doctor`` lists what works here for that project (tools/doctor.py): the sandbox and
+what the kernel enforces, the config, the programs the tools need.
+
+Exit codes: 0 success, 1 the tool reported an error (``isError``) or a doctor check
+failed, 2 bad usage.
 """
 
 from __future__ import annotations
@@ -78,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
     run.add_argument("--json", action="store_true", help="print the whole ToolResult")
     run.add_argument("--yes", action="store_true", help="approve every permission ask")
+
+    doctor = commands.add_parser("doctor", help="check what works here (the sandbox first)")
+    doctor.add_argument("--json", action="store_true", help="print {checks: [{name, ok, detail}]}")
+    doctor.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
     return parser
 
 
@@ -87,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args)
     if args.command == "list":
         return list_tools(args)
+    if args.command == "doctor":
+        return run_doctor(args)
     return run_tool(args)
 
 
@@ -186,6 +197,17 @@ def run_tool(args: argparse.Namespace) -> int:
     else:
         print(result.output, file=sys.stderr if result.is_error else sys.stdout)
     return 1 if result.is_error else 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from tools import doctor
+
+    checks = doctor.run(_directory(args.cwd))
+    if args.json:
+        print(json.dumps({"checks": [c.to_json() for c in checks]}, indent=2))
+    else:
+        print(doctor.format_text(checks))
+    return 0 if all(c.ok for c in checks) else 1
 
 
 def _origin(host: Any, tool_id: str) -> str:

@@ -109,12 +109,14 @@ async def test_echo_hello_returns_exactly_its_output(worktree: Path, editor) -> 
     assert not result.is_error
     assert result.output == "hello\n"
     assert result.title == "Runs a test command"
+    sandbox = result.metadata.pop("sandbox")
     assert result.metadata == {
         "output": "hello\n",
         "exit": 0,
         "description": "Runs a test command",
         "truncated": False,
     }
+    assert sandbox["mode"] == "auto"  # tests/tools/test_sandbox.py checks what it holds
 
 
 async def test_a_non_zero_exit_is_not_an_error(worktree: Path, editor) -> None:
@@ -256,13 +258,43 @@ async def test_timeout_kills_the_command_and_says_so(worktree: Path, editor) -> 
 
 
 def escapees(mark: str) -> str:
-    """Children that each only one of the three kill routes can reach."""
+    """Children that try every way out of a process tree."""
     return (
-        f"(setsid sleep {mark} &); "  # orphaned, own session: only its environment tells
-        f"(env -i /bin/sleep {mark} &); "  # orphaned, no marker: only its group tells
-        f"setsid env -i /bin/sleep {mark} & "  # own session, no marker: only its parent tells
+        f"(setsid sleep {mark} &); "  # orphaned, own session
+        f"(env -i /bin/sleep {mark} &); "  # orphaned, no marker in its environment
+        f"setsid env -i /bin/sleep {mark} & "  # own session, no marker
         f"sleep {mark} & "  # a plain background job
+        f"env -i setsid -f /bin/sleep {mark}; "  # all three: double fork, session, no marker
+        f"{DAEMON.format(mark=mark)}; "  # a Python daemon: fork, setsid, fork, clean env
     )
+
+
+DAEMON = (
+    'python3 -c "import os\n'
+    "if os.fork() == 0:\n os.setsid()\n if os.fork() == 0:\n"
+    "  os.execve('/bin/sleep', ['sleep', '{mark}'], {{}})\n os._exit(0)\n"
+    'os.wait()"'
+)
+
+
+async def test_without_the_supervisor_a_double_forked_process_escapes(
+    worktree: Path, mark: str
+) -> None:
+    """The defence off: started directly (no plan), ``env -i setsid -f`` outlives a
+    cancel; the same command under the supervisor does not (the tests below)."""
+    run = asyncio.create_task(
+        process.run(
+            ["bash", "-c", f"env -i setsid -f /bin/sleep {mark}; sleep {mark}"],
+            cwd=worktree,
+            env=dict(os.environ),
+            timeout=30,
+        )
+    )
+    await wait_for(lambda: len(pids_running(mark)) == 2)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert len(pids_running(mark)) == 1  # the escapee (the mark fixture kills it)
 
 
 async def test_timeout_ends_background_and_escaped_children_too(
@@ -280,7 +312,7 @@ async def test_cancellation_leaves_no_process_and_no_zombie(
 ) -> None:
     command = escapees(mark) + f"sleep {mark}"
     task = asyncio.create_task(bash(make_host(worktree), editor, command))
-    await wait_for(lambda: len(pids_running(mark)) == 5)
+    await wait_for(lambda: len(pids_running(mark)) == 7)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

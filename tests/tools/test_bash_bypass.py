@@ -27,7 +27,7 @@ from tools.bash.shell_parse import analyse
 from tools.bash.walker import analyse_line
 from tools.builtin import bash as bash_module
 from tools.builtin import builtin_tools
-from tools.config.rules import Config, config_from_opencode, merge
+from tools.config.rules import Config, SandboxSettings, config_from_opencode, merge
 from tools.config.yaml import compose, read_registry
 from tools.host import ToolHost
 from tools.permission import Rule, rules_from_config
@@ -249,13 +249,107 @@ CORPUS: list[Attempt] = [
     Attempt("echo rm | xargs -I{} {} marker", A, live=False),  # GNU xargs: not in the name
     Attempt("echo marker | xargs -I{} sh -c 'rm {}'", D),  # its words are guessed at
     Attempt("find . -name rm -exec {} marker \\;", A, rm_link),
+    # code that bash runs from arithmetic and subscripts (a value is an expression)
+    Attempt("[[ 'a[$(rm marker)]' -eq 0 ]]", A),
+    Attempt("x='a[$(rm marker)]'; (( x ))", A),
+    Attempt("x='a[$(rm marker)]'; echo $(( x ))", A),
+    Attempt("x='a[$(rm marker)]'; echo $[x]", A),
+    Attempt("x='a[$(rm marker)]'; ((x++))", A),
+    Attempt("x='a[$(rm marker)]'; while ((x)); do break; done", A),
+    Attempt("x='a[$(rm marker)]'; for ((i=x; i<0; i++)); do :; done", A),
+    Attempt("x='a[$(rm marker)]'; [[ $x -eq 0 ]]", A),
+    Attempt("x='a[$(rm marker)]'; [[ $x -lt 1 ]]", A),
+    Attempt("x='a[$(rm marker)]'; [[ 1 -eq x ]]", A),
+    Attempt("x='a[$(rm marker)]'; let x", A),
+    Attempt("x='a[$(rm marker)]'; echo ${arr[x]}", A),
+    Attempt("x='a[$(rm marker)]'; arr[x]=1", A),
+    Attempt("readonly -a z; x='a[$(rm marker)]'; echo ${z[x]}", A),
+    Attempt("x='a[$(rm marker)]'; s=abc; echo ${s:x}", A),
+    Attempt("x='a[$(rm marker)]'; s=abc; echo ${s:0:x}", A),
+    Attempt("x='a[$(rm marker)]'; a=(1); echo ${a[@]:x}", A),
+    Attempt("x='a[$(rm marker)]'; [[ -v $x ]]", A),
+    Attempt("x='a[$(rm marker)]'; test -v \"$x\"", A),
+    Attempt("x='a[$(rm marker)]'; [ -v \"$x\" ]", A),
+    Attempt("x='a[$(rm marker)]'; printf -v \"$x\" %s 1", A),
+    Attempt("x='a[$(rm marker)]'; read \"$x\" <<< 1", A),
+    # declarations that make later assignments arithmetic, or names references
+    Attempt("x='a[$(rm marker)]'; declare -i y; y=x", A),
+    Attempt("declare -i y='a[$(rm marker)]'", A),
+    Attempt("typeset -i y; y='a[$(rm marker)]'", A),
+    Attempt("f() { local -i y='a[$(rm marker)]'; }; f", A),
+    Attempt("x='a[$(rm marker)]'; export y; declare -i y=x", A),
+    Attempt("declare -n r='a[$(rm marker)]'; echo $r", A),
+    # parameter transformations
+    Attempt("x='$(rm marker)'; echo \"${x@P}\"", A),
+    Attempt("x='a[$(rm marker)]'; echo ${!x}", A),
+    # variables that rebind what a name runs, or what runs first
+    Attempt("BASH_CMDS[ls]=/bin/rm; ls marker", A),
+    Attempt("shopt -s expand_aliases\nBASH_ALIASES[x]=rm\nx marker", A),
+    Attempt("printf 'rm marker' > ls; chmod +x ls; PATH=.:$PATH ls", A),
+    Attempt("printf 'rm marker' > ls; chmod +x ls; export PATH=\".:$PATH\"; ls", A),
+    Attempt("printf 'rm marker' > ls; chmod +x ls; for PATH in \".:$PATH\"; do ls; done", A),
+    Attempt("printf 'rm marker' > ls; chmod +x ls; read PATH <<< \".:$PATH\"; ls", A),
+    Attempt("printf 'rm marker' > ls; chmod +x ls; declare PATH=\".:$PATH\"; ls", A),
+    Attempt("env ENV=./script.sh sh -ic true", A, script),
+    Attempt("ENV=./script.sh dash -i -c true", A, script),
+    Attempt("PROMPT_COMMAND='rm marker' bash -i", D),
+    # eval, source and traps with strings built at run time
+    Attempt("eval \"$(printf 'r%s marker' m)\"", A),
+    Attempt("trap \"$(printf 'r%s marker' m)\" EXIT", A),
+    Attempt("trap 'eval \"$C\"' EXIT; C='rm marker'", A),
+    Attempt("c='rm marker'; trap \"$c\" EXIT", A),
+    # here-documents and here-strings into shells
+    Attempt("bash <<'X'\nrm marker\nX", A),
+    Attempt("sh <<< 'rm marker'", A),
+    Attempt("cat <<X | sh\nrm marker\nX", A),
+    Attempt("bash -s <<< 'rm marker'", A),
+    # process substitution, coprocesses, functions and aliases defined inline
+    Attempt("diff <(rm marker) /dev/null", D),
+    Attempt("tee >(rm marker) < /dev/null", D),
+    Attempt("coproc x { rm marker; }; wait", D),
+    Attempt("coproc bash -c 'rm marker'; wait", D),
+    Attempt("function g { rm marker; }; g", D),
+    Attempt('f() { "$@"; }; f rm marker', A),
+    Attempt("shopt -s expand_aliases\nalias ls='rm marker'\nls", D),
+    # wrappers that run a program (issue 11's list)
+    Attempt("setarch x86_64 rm marker", D),
+    Attempt("setarch x86_64 -R rm marker", D),
+    Attempt("linux64 rm marker", D),
+    Attempt("linux32 rm marker", D),
+    Attempt("nice -n 1 setarch x86_64 rm marker", D),
+    Attempt("prlimit --nofile=100 rm marker", D),
+    Attempt("prlimit -n100 rm marker", D),
+    Attempt("setpriv --reset-env rm marker", D),
+    Attempt("setpriv rm marker", D),
+    Attempt("unshare -r rm marker", D, live=False),  # not in a sandbox's namespace
+    Attempt("unshare --user --map-root-user rm marker", D, live=False),
+    Attempt("choom -n 0 rm marker", D),
+    Attempt("script -qc 'rm marker' /dev/null", D),
+    Attempt("script -q -c 'rm marker' /dev/null", D),
+    Attempt("dbus-run-session rm marker", D),
+    Attempt("strace -f -o /dev/null rm marker", D),
+    Attempt("strace -qq rm marker", D),
+    Attempt("gdb -batch -ex 'shell rm marker'", A),
+    Attempt("chrt -o 0 rm marker", D),
+    Attempt("chrt --other 0 rm marker", D),
+    Attempt("sg root -c 'rm marker'", D),
+    Attempt("sg root 'rm marker'", D),
+    Attempt("runuser -u root rm marker", D),
+    Attempt("runuser -u root -- rm marker", D),
+    Attempt("setsid -f rm marker", D),
+    Attempt("env -i /bin/rm marker", D),
+    Attempt("env -i setsid -f rm marker", D),
+    Attempt("command -- rm marker", D),
+    Attempt("exec -c rm marker", D),
+    Attempt("timeout --foreground 5 rm marker", D),
+    Attempt("systemd-run --user rm marker", D, live=False),  # no systemd here
 ]
 
 
 def test_the_corpus_is_large_and_has_no_duplicates() -> None:
     commands = [a.command for a in CORPUS]
-    assert len(commands) >= 60
     assert len(set(commands)) == len(commands)
+    assert len(commands) + len(ESCAPES) >= 200
 
 
 @pytest.mark.parametrize("config", list(CONFIGS))
@@ -293,7 +387,8 @@ async def test_each_live_attempt_is_a_real_route(worktree: Path, attempt: Attemp
     marker.write_text("keep me\n")
     if attempt.setup:
         attempt.setup(worktree)
-    host = ToolHost(worktree, tools=[*builtin_tools(), bash_module.tool])
+    no_defence = Config(sandbox=SandboxSettings(mode="off"))  # and the default rules
+    host = ToolHost(worktree, tools=[*builtin_tools(), bash_module.tool], config=no_defence)
     result = await host.execute(
         "bash",
         {"command": attempt.command, "description": "Attempts a command", "timeout": 1500},
@@ -547,3 +642,137 @@ def test_decide_reports_the_first_denying_spelling() -> None:
     decision = decide(analyse_line("nice -n 1 /bin/rm x", Path(os.getcwd())), rules)
     assert decision.denial is not None
     assert decision.denial.matched == "rm x"
+
+
+# ---------------------------------------------------------------- writes outside the project
+#
+# Every line below writes {out}/marker (or makes {out}/repo), a directory beside the
+# project that no config allows. Live with no defence, each does; under each config
+# format it is refused by the parser (an external_directory or bash ask, rejected),
+# or it runs and the kernel stops the write: either way the marker is intact.
+
+
+@dataclass(frozen=True)
+class Escape:
+    command: str
+    made: str = ""  # a path below {out} that the line creates when it works
+
+    def format_command(self, out: Path) -> str:
+        return self.command.format(out=out)
+
+
+def a_repo(worktree: Path) -> None:
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(worktree / "src")], check=True)
+
+
+HIDE = '"$(printf %s {out})"'  # the directory, spelled so that no parser can see it
+
+ESCAPES: list[Escape] = [
+    Escape("echo pwned > {out}/marker"),
+    Escape("echo pwned >> {out}/marker"),
+    Escape("f={out}/marker; echo pwned > $f"),
+    Escape('f={out}; echo pwned > "$f/marker"'),
+    Escape("d={out}; f=$d/marker; echo pwned > ${{f}}"),
+    Escape("cd {out} && echo pwned > marker"),
+    Escape("cd {out}; echo pwned > ./marker"),
+    Escape("(cd {out}; echo pwned > marker)"),
+    Escape("pushd {out} >/dev/null && echo pwned > marker"),
+    Escape("cd {out} && cd - >/dev/null && cd - >/dev/null && echo pwned > marker"),
+    Escape("CDPATH={out}/..; cd outside >/dev/null && echo pwned > marker"),
+    Escape("HOME={out}; echo pwned > ~/marker"),
+    Escape(f"cd {HIDE} && echo pwned > marker"),
+    Escape(f"echo pwned > {HIDE}/marker"),
+    Escape(f"echo pwned | tee {HIDE}/marker"),
+    Escape("echo pwned | tee {out}/marker"),
+    Escape("echo pwned | tee -a {out}/marker"),
+    Escape("echo pwned | dd of={out}/marker status=none"),
+    Escape(f"echo pwned | dd of={HIDE}/marker status=none"),
+    Escape("truncate -s 0 {out}/marker"),
+    Escape(f"truncate -s 0 {HIDE}/marker"),
+    Escape("sed -i s/keep/pwned/ {out}/marker"),
+    Escape(f"sed -i s/keep/pwned/ {HIDE}/marker"),
+    Escape("ln -sf /etc/hostname {out}/marker"),
+    Escape("echo pwned > x && cp x {out}/marker"),
+    Escape("echo pwned > x && cp -t {out} x && mv {out}/x {out}/marker"),
+    Escape("echo pwned > x && mv x {out}/marker"),
+    Escape("echo pwned > x && install x {out}/marker"),
+    Escape(f"echo pwned > x && cp x {HIDE}/marker"),
+    Escape(f"cp /bin/cp ./c && echo pwned > x && ./c x {HIDE}/marker"),
+    Escape(f"ln -s {HIDE}/marker link && echo pwned > link"),
+    Escape(f"ln {HIDE}/marker hard && echo pwned > hard"),
+    Escape("git -C {out} init -q repo", made="repo"),
+    Escape("git init -q {out}/repo", made="repo"),
+    Escape(f"git init -q {HIDE}/repo", made="repo"),
+    Escape("git clone -q src {out}/repo", made="repo"),
+    Escape("git --git-dir={out}/repo init -q", made="repo"),
+    Escape("mkdir {out}/repo", made="repo"),
+    Escape(f"mkdir {HIDE}/repo", made="repo"),
+    Escape("touch {out}/repo", made="repo"),
+    Escape(f"tar -cf {HIDE}/repo -T /dev/null", made="repo"),
+    Escape("python3 -c \"open('{out}/marker', 'w').write('pwned')\""),
+    Escape("python3 -c \"import os; os.remove('{out}/marker')\""),
+    Escape("node -e \"require('fs').writeFileSync('{out}/marker', 'pwned')\""),
+    Escape('perl -e \'open(F, ">{out}/marker"); print F "pwned"\''),
+    Escape('awk \'BEGIN {{ print "pwned" > "{out}/marker" }}\''),
+    Escape("awk 'BEGIN {{ system(\"echo pwned > {out}/marker\") }}'"),
+    Escape("bash -c 'echo pwned > {out}/marker'"),
+    Escape(f"bash -c 'echo pwned > {HIDE}/marker'"),
+    Escape("echo pwned | xargs -I{{}} sh -c 'echo {{}} > {out}/marker'"),
+    Escape("find {out} -name marker -exec sh -c 'echo pwned > {{}}' \\;"),
+    Escape(f"env -i setsid -f sh -c 'echo pwned > {HIDE}/marker'; sleep 0.5"),
+    Escape(f"(echo pwned > {HIDE}/marker &); sleep 0.5"),
+    Escape(f"nohup sh -c 'echo pwned > {HIDE}/marker' >/dev/null 2>&1; sleep 0.3"),
+    Escape("python3 - <<'X'\nopen('{out}/marker', 'w').write('pwned')\nX"),
+    Escape(f'eval "echo pwned > {HIDE}/marker"'),
+]
+assert len({e.command for e in ESCAPES}) == len(ESCAPES)
+
+
+def escape_paths(worktree: Path) -> tuple[Path, Path]:
+    out = worktree.parent / "outside"
+    out.mkdir(exist_ok=True)
+    marker = out / "marker"
+    marker.write_text("keep me\n")
+    (worktree / "src").mkdir(exist_ok=True)
+    a_repo(worktree)
+    return out, marker
+
+
+def escaped(out: Path, marker: Path, escape: Escape) -> bool:
+    if escape.made:
+        return (out / escape.made).exists()
+    return not marker.exists() or marker.read_text() != "keep me\n"
+
+
+@pytest.mark.parametrize("escape", ESCAPES, ids=[repr(e.command) for e in ESCAPES])
+async def test_each_escape_writes_outside_when_nothing_stops_it(
+    worktree: Path, escape: Escape
+) -> None:
+    out, marker = escape_paths(worktree)
+    if any(p in escape.command for p in ("node", "perl", "git")) and not all(
+        shutil.which(p) for p in ("node", "perl", "git") if p in escape.command
+    ):
+        pytest.skip("a program it needs is not installed")
+    no_defence = Config(sandbox=SandboxSettings(mode="off"))
+    host = ToolHost(worktree, tools=[*builtin_tools(), bash_module.tool], config=no_defence)
+    result = await host.execute(
+        "bash",
+        {"command": escape.format_command(out), "description": "Escapes", "timeout": 5000},
+        editor=RecordingEditor(reply="once"),
+    )
+    assert escaped(out, marker, escape), result.output
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+@pytest.mark.parametrize("escape", ESCAPES, ids=[repr(e.command) for e in ESCAPES])
+async def test_no_escape_writes_outside_under_either_config(
+    worktree: Path, escape: Escape, config: str
+) -> None:
+    out, marker = escape_paths(worktree)
+    editor = RecordingEditor(reply="reject")
+    result = await bash(make_host(worktree, CONFIGS[config]()), editor, escape.format_command(out))
+    await asyncio.sleep(0.05)
+    assert not escaped(out, marker, escape), result.output
+    if not result.is_error:  # it ran: then the kernel held its writes
+        assert "fs-write" in result.metadata["sandbox"]["enforced"]

@@ -451,7 +451,7 @@ def test_custom_entries_enable_and_disable_by_name(worktree: Path, global_dir: P
             REGISTRY.replace('    type: "builtin"\n    enabled: false', "    typ: builtin"),
             10,
             "tools[1].typ",
-            "unknown key (expected one of name, type, enabled, permissions)",
+            "unknown key (expected one of name, type, enabled, permissions, sandbox)",
         ),
         (
             REGISTRY.replace('type: "builtin"          #', 'type: "builtn"  #'),

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import random
+import signal
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from tests.wire.conftest import WireClient, connect, make_project
+from tests.wire.conftest import WireClient, connect, make_project, serve_to
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -87,3 +90,65 @@ async def test_cancel_ends_the_command_and_the_server_goes_on(
     assert not alive(pid), "the cancelled command is still running"
     result = await client.execute("bash", {"command": "echo still here", "description": "Echo"})
     assert result["output"].strip() == "still here"
+
+
+# ---------------------------------------------------------------- the sidecar goes away
+
+
+def sleeping(mark: str) -> list[int]:
+    """Live processes whose cmdline is `sleep <mark>`."""
+    wanted = b"sleep\0" + mark.encode() + b"\0"
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmdline.endswith(wanted) and state != b"Z":
+            found.append(int(name))
+    return found
+
+
+LEFT_RUNNING = (
+    "sleep {m} & (setsid sleep {m} &); env -i setsid -f /bin/sleep {m}; "
+    "nohup sleep {m} >/dev/null 2>&1 & echo started"
+)
+
+
+@pytest.mark.parametrize("ending", ["exit", "SIGKILL"])
+async def test_when_the_sidecar_ends_nothing_it_started_survives(
+    tmp_path: Path, ending: str
+) -> None:
+    """Background jobs outlive the command (a server started with `&` keeps running),
+    but not the sidecar: however it ends, every process it started ends too."""
+    mark = f"{os.getpid()}{len(ending)}.{random.randint(100, 999)}"
+    root = make_project(tmp_path)
+    killed = contextlib.suppress(RuntimeError) if ending == "SIGKILL" else contextlib.nullcontext()
+    try:
+        with killed:  # the client cannot shut down a server that is gone
+            async with serve_to(WireClient(), root) as client:
+                result = await client.execute(
+                    "bash", {"command": LEFT_RUNNING.format(m=mark), "description": "Leave jobs"}
+                )
+                assert result["output"].strip() == "started", result["output"]
+                for _ in range(100):
+                    if len(sleeping(mark)) == 4:
+                        break
+                    await asyncio.sleep(0.05)
+                assert len(sleeping(mark)) == 4  # left running after the command
+                if ending == "SIGKILL":
+                    server = client._server
+                    assert server is not None
+                    server.kill()  # no shutdown, no exit, no cleanup of its own
+                    await server.wait()
+        for _ in range(100):
+            if not sleeping(mark):
+                break
+            await asyncio.sleep(0.05)
+        assert sleeping(mark) == []
+    finally:
+        for pid in sleeping(mark):
+            os.kill(pid, signal.SIGKILL)

@@ -83,6 +83,9 @@ class Analysis:
     parse_error: bool
     commands: list[Effective] = field(default_factory=list)  # outer before nested
     redirects: list[Arg] = field(default_factory=list)  # files redirections open
+    written: list[Arg] = field(default_factory=list)  # those opened for writing
+    # NAME -> its literal value where the line assigns one (None: several, or not literal)
+    variables: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

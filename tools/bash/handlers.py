@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from tools.bash.commands import Effective, State, guess_programs
+from tools.bash.constructs import special_variable
 from tools.bash.shell_parse import Arg
 
 if TYPE_CHECKING:
@@ -431,6 +432,9 @@ def _trap(walker: Walker, args: list[Arg], effective: Effective, state: State) -
             effective.unknown.append("the action of `trap` is only known when it runs")
         elif code not in ("", "-"):
             walker.nested(code, effective, state, "the action of `trap`")
+            # It runs later, on a signal, on every command (DEBUG) or at exit, in
+            # whatever state the line left: followed for denials, asked for anyway.
+            effective.unknown.append("`trap` runs its action later, when bash decides")
     return [], state
 
 
@@ -527,6 +531,325 @@ def _mapfile(walker: Walker, args: list[Arg], effective: Effective, state: State
     return [], state
 
 
+# ---------------------------------------------------------------- more wrappers
+#
+# Programs that run a program given as their operands (issue 11's list and the
+# like). Their options are read from a spec; an option a spec does not know makes
+# the command unknown, never a guess at where the program starts.
+
+
+def _spec(
+    flags: str = "", valued: str = "", long_flags: str = "", long_valued: str = ""
+) -> Options:
+    return Options(
+        flags=flags,
+        valued=valued,
+        long_flags=_words(f"help version {long_flags}"),
+        long_valued=_words(long_valued),
+    )
+
+
+SETARCH_FLAGS = "v3BFILRSTXZ"
+SETARCH_LONG = (
+    "verbose addr-no-randomize fdpic-funcptrs mmap-page-zero addr-compat-layout "
+    "read-implies-exec 32bit short-inode whole-seconds sticky-timeouts 3gb 4gb uname-2.6 "
+    "list show"
+)
+
+
+def _setarch(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """``setarch ARCH [options] [program args...]``; ``linux64 [options] [program]``.
+
+    Without a program it starts ``$SHELL``, which reads its (empty) input.
+    """
+    spec = _spec(SETARCH_FLAGS, long_flags=SETARCH_LONG)
+    start = 1
+    if os.path.basename(args[0].value or "") == "setarch":
+        start = _operands(walker, args, 1, 1, effective, state)
+    start, _ = parse_options(walker, args, spec, effective, state, start=start)
+    rest = _rest(args, start, effective, state)
+    if not rest:
+        effective.unknown.append(f"`{args[0].raw}` without a program starts a shell")
+    return rest, state
+
+
+PRLIMIT_LIMITS = (
+    "as core cpu data fsize locks memlock msgqueue nice nofile nproc rss rtprio rttime "
+    "sigpending stack"
+)
+
+
+def _prlimit(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """``prlimit [--LIMIT[=soft:hard]]... [-p PID] [program args...]``."""
+    i = 1
+    limits = set(_words(PRLIMIT_LIMITS))
+    while i < len(args):
+        value = walker.option(args[i], state, effective)
+        if value is None:
+            i += 1
+            continue
+        if value == "--":
+            i += 1
+            break
+        if not value.startswith("-") or value == "-":
+            break
+        name = value[2:].partition("=")[0] if value.startswith("--") else ""
+        if value in ("-p", "--pid", "-o", "--output"):
+            i += 2
+            continue
+        if name in limits or name in ("noheadings", "raw", "verbose", "help", "version"):
+            i += 1
+            continue
+        if len(value) >= 2 and value[1] in "ACcdefilmnqrstuvyx" and not value.startswith("--"):
+            i += 1  # a short limit with its value attached (-n1024) or alone (-n)
+            continue
+        effective.unknown.append(f"`prlimit` has an unknown option `{value}`")
+        i += 1
+    return _rest(args, i, effective, state), state
+
+
+SETPRIV = _spec(
+    flags="d",
+    long_flags="dump clear-groups keep-groups init-groups no-new-privs reset-env",
+    long_valued=(
+        "reuid regid ruid rgid euid egid groups inh-caps ambient-caps bounding-set "
+        "securebits pdeathsig selinux-label apparmor-profile landlock-access landlock-rule "
+        "seccomp-filter"
+    ),
+)
+UNSHARE = _spec(
+    flags="muinpUCTfrcS",
+    valued="Gs",
+    long_flags=(
+        "mount uts ipc net pid user cgroup time fork kill-child map-root-user "
+        "map-current-user map-auto keep-caps mount-proc"
+    ),
+    long_valued="propagation setgroups root wd load-interp map-user map-group map-users "
+    "map-groups monotonic boottime setuid setgid",
+)
+NSENTER = _spec(
+    flags="amuinpUCTFZ",
+    valued="tSGrw",
+    long_flags="all mount uts ipc net pid user cgroup time no-fork preserve-credentials "
+    "follow-context user-parent",
+    long_valued="target setuid setgid root wd env",
+)
+CHOOM = _spec(valued="np", long_valued="adjust pid")
+DBUS_RUN_SESSION = _spec(long_valued="config-file dbus-daemon")
+STRACE = _spec(
+    flags="cCdDfFhiknqrtTvVwxyzZ",
+    valued="abeEIoOpPsSuUX",
+    long_flags="summary-only summary follow-forks output-separately instruction-pointer "
+    "stack-trace quiet relative-timestamps absolute-timestamps syscall-times no-abbrev",
+    long_valued="trace signal expr output attach string-limit user env columns detach-on "
+    "trace-path summary-sort-by",
+)
+LTRACE = _spec(
+    flags="bcCfhiLrStTVw",
+    valued="aAeDFlnopsux",
+    long_flags="demangle library",
+    long_valued="indent output",
+)
+NUMACTL = _spec(
+    flags="albHs",
+    valued="ipmNCP",
+    long_flags="all localalloc hardware show",
+    long_valued="interleave preferred membind cpunodebind physcpubind cpubind preferred-many "
+    "weighted-interleave",
+)
+VALGRIND = _spec(flags="qvh")
+CPULIMIT = _spec(
+    flags="kivzrh",
+    valued="lepc",
+    long_flags="kill lazy verbose include-children",
+    long_valued="limit exe path pid cpu",
+)
+CHPST = _spec(flags="vPmdofcrt012", valued="uUbe/nlL")
+XVFB_RUN = _spec(
+    flags="al",
+    valued="efnpsw",
+    long_flags="auto-servernum auto-display",
+    long_valued="error-file auth-file server-num xauth-protocol server-args wait",
+)
+FIREJAIL = Options()  # every firejail option is --name or --name=value: see _firejail
+
+
+def _valgrind(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """valgrind's options are all ``--name=value`` (or a few flags)."""
+    i = 1
+    while i < len(args):
+        value = walker.option(args[i], state, effective)
+        if value is None:
+            i += 1
+            continue
+        if value == "--":
+            i += 1
+            break
+        if not value.startswith("-"):
+            break
+        if not (value.startswith("--") or value in ("-q", "-v", "-h")):
+            effective.unknown.append(f"`valgrind` has an unknown option `{value}`")
+        i += 1
+    return _rest(args, i, effective, state), state
+
+
+def _firejail(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    i = 1
+    while i < len(args):
+        value = walker.option(args[i], state, effective)
+        if value is None:
+            i += 1
+            continue
+        if not value.startswith("--"):
+            break
+        i += 1
+    return _rest(args, i, effective, state), state
+
+
+def _script(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """``script [options] [file]``: ``-c STRING`` runs STRING with $SHELL -c; without
+    it, $SHELL reads the (empty) input."""
+    spec = _spec(
+        flags="aefqkTw",
+        valued="cBEIOmTto",
+        long_flags="append return flush force quiet log-io log-in log-out log-timing",
+        long_valued="command echo logging-format timing output-limit",
+    )
+    _, found = parse_options(walker, args, spec, effective, state)
+    codes = [v for name, v in found if name in ("c", "command")]
+    if not codes:
+        effective.unknown.append("`script` without -c starts a shell")
+    for value in codes:
+        code = walker.known(value, state) if value is not None else None
+        if code is None:
+            effective.unknown.append("the commands of `script -c` are only known when it runs")
+        else:
+            walker.nested(code, effective, state, "the string of `script -c`")
+    return [], state
+
+
+def _gdb(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """gdb runs its commands (``shell rm x``, ``python ...``) from -ex, -x and friends:
+    unknown. ``gdb --args program args...`` runs the program."""
+    words = [a.value or a.raw for a in args[1:]]
+    scripted = {
+        "-ex",
+        "-iex",
+        "-x",
+        "-ix",
+        "--eval-command",
+        "--command",
+        "--init-command",
+        "--init-eval-command",
+        "-eval-command",
+        "-command",
+    }
+    if any(w in scripted or w.split("=")[0] in scripted for w in words):
+        effective.unknown.append("`gdb` runs the commands given to it (-ex, -x), any of them")
+    if "--args" in words:
+        index = words.index("--args") + 2
+        return _rest(args, index, effective, state), state
+    return [], state
+
+
+def _sg(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """``sg GROUP [-c] COMMAND``: COMMAND is a shell string (sh -c)."""
+    rest = args[2:]
+    if rest and walker.known(rest[0], state) == "-c":
+        rest = rest[1:]
+    if not rest:
+        effective.unknown.append("`sg` without a command starts a shell")
+        return [], state
+    values = [walker.known(a, state) for a in rest]
+    if any(v is None for v in values):
+        effective.unknown.append("the command `sg` runs is only known when it runs")
+    else:
+        walker.nested(" ".join(v for v in values if v is not None), effective, state, "sg")
+    return [], state
+
+
+def _runuser(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """``runuser -u USER [--] program args...``, otherwise su's form (``-c STRING``)."""
+    words = [a.value for a in args[1:3]]
+    if words and words[0] in ("-u", "--user"):
+        start = 3
+        if start < len(args) and args[start].value == "--":
+            start += 1
+        return _rest(args, start, effective, state), state
+    return _su(walker, args, effective, state)
+
+
+def _outside(reason: str) -> Handler:
+    """Programs that hand a command to something outside this process tree (systemd,
+    atd, cron, a terminal multiplexer's server, ssh): no sandbox holds it."""
+
+    def handle(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+        effective.unknown.append(f"`{args[0].raw}` {reason}")
+        return [], state
+
+    return handle
+
+
+def _name_targets(spec: Options, targets: str, operands_are_names: bool) -> Handler:
+    """Builtins that assign variables by name (``read NAME``, ``printf -v NAME``): a
+    name only known at run time, a subscript, or a special variable is unknown."""
+
+    def handle(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+        start, found = parse_options(walker, args, spec, effective, state)
+        names = [v for n, v in found if n in targets]
+        if operands_are_names:
+            names += args[start:]
+        for arg in names:
+            value = walker.known(arg, state) if arg is not None else None
+            if value is None or "[" in value:
+                effective.unknown.append(
+                    f"`{args[0].raw}` assigns a variable named by an expansion or a subscript, "
+                    "which bash evaluates as arithmetic"
+                )
+            elif (why := special_variable(value)) is not None:
+                effective.unknown.append(why)
+        return [], state
+
+    return handle
+
+
+def _unknown(reason: str) -> Handler:
+    def handle(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+        effective.unknown.append(f"`{args[0].raw}` {reason}")
+        return [], state
+
+    return handle
+
+
+def _test(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """``test -v NAME`` / ``[ -v NAME ]`` evaluates a subscript in NAME."""
+    for index, arg in enumerate(args[1:-1], start=1):
+        if walker.known(arg, state) in ("-v", "-R"):
+            name = walker.known(args[index + 1], state)
+            if name is None or "[" in name:
+                effective.unknown.append("`-v` with a subscript evaluates it as arithmetic")
+    return [], state
+
+
+def _coproc(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """``coproc [NAME] COMMAND``. tree-sitter reads ``coproc NAME { cmd; }`` as one
+    command whose words run up to the first ``;``: the first command of the group is
+    followed, and the rest of it is unknown."""
+    if len(args) >= 3 and args[2].value in ("{", "(", "(("):
+        effective.unknown.append("`coproc NAME { … }` is only partly followed")
+        return args[3:], state
+    return args[1:], state
+
+
+def _getopts(walker: Walker, args: list[Arg], effective: Effective, state: State) -> Result:
+    """``getopts OPTSTRING NAME [args]``: NAME is assigned."""
+    if len(args) >= 3:
+        name = walker.known(args[2], state)
+        if name is None or "[" in name or special_variable(name):
+            effective.unknown.append("`getopts` assigns a variable it should not")
+    return [], state
+
+
 def _long_help(more: str = "") -> frozenset[str]:
     return _words(f"help version {more}")
 
@@ -597,7 +920,8 @@ HANDLERS: dict[str, Handler] = {
         )
     ),
     "unbuffer": wrapper(Options(flags="p")),
-    **dict.fromkeys(("busybox", "toybox", "coproc"), wrapper(Options())),
+    **dict.fromkeys(("busybox", "toybox"), wrapper(Options())),
+    "coproc": _coproc,
     "watch": _watch,
     "xargs": _xargs,
     "find": _find,
@@ -610,4 +934,56 @@ HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(("su", "runuser"), _su),
     "flock": _flock,
     **dict.fromkeys(("mapfile", "readarray"), _mapfile),
+    **dict.fromkeys(
+        ("setarch", "linux32", "linux64", "i386", "x86_64", "uname26", "arm64", "aarch64"),
+        _setarch,
+    ),
+    "prlimit": _prlimit,
+    "setpriv": wrapper(SETPRIV),
+    "unshare": wrapper(UNSHARE),
+    "nsenter": wrapper(NSENTER),
+    "choom": wrapper(CHOOM),
+    "script": _script,
+    "dbus-run-session": wrapper(DBUS_RUN_SESSION),
+    "strace": wrapper(STRACE),
+    "ltrace": wrapper(LTRACE),
+    "gdb": _gdb,
+    "numactl": wrapper(NUMACTL),
+    "valgrind": _valgrind,
+    "cpulimit": wrapper(CPULIMIT),
+    "chpst": wrapper(CHPST),
+    "xvfb-run": wrapper(XVFB_RUN),
+    "firejail": _firejail,
+    **dict.fromkeys(
+        ("nocache", "catchsegv", "torsocks", "tsocks", "eatmydata"), wrapper(Options())
+    ),
+    **dict.fromkeys(("proxychains", "proxychains4"), wrapper(_spec(flags="q", valued="f"))),
+    "faketime": wrapper(_spec(flags="m", valued="f"), operands=1),
+    "sg": _sg,
+    "runuser": _runuser,
+    "systemd-run": _outside("asks systemd to run the command, outside this sandbox"),
+    **dict.fromkeys(
+        ("at", "batch"), _outside("schedules the command with atd, outside this sandbox")
+    ),
+    "crontab": _outside("installs commands that cron runs later, outside this sandbox"),
+    **dict.fromkeys(
+        ("tmux", "screen"),
+        _outside("can run commands in a terminal server that runs outside this sandbox"),
+    ),
+    **dict.fromkeys(
+        ("ssh", "rsh", "mosh"), _outside("runs its command on another machine, or this one")
+    ),
+    **dict.fromkeys(
+        ("bwrap", "proot", "start-stop-daemon", "daemonize", "parallel"),
+        _unknown("runs a program its options name, which is not followed"),
+    ),
+    "run-parts": _unknown("runs every script in a directory"),
+    "enable": _unknown("loads or switches builtins, which changes what a name runs"),
+    "let": _unknown("evaluates arithmetic, which can run the commands a value hides"),
+    "read": _name_targets(Options(flags="ers", valued="adinNptu"), "a", True),
+    "printf": _name_targets(Options(valued="v"), "v", False),
+    "getopts": _getopts,
+    "wait": _name_targets(Options(flags="fn", valued="p"), "p", False),
+    **dict.fromkeys(("test", "["), _test),
+    "expect": _unknown("runs the Tcl script it is given"),
 }

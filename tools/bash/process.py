@@ -1,10 +1,19 @@
 """Running a command as a process tree that a timeout or a cancellation ends whole.
 
-``run`` spawns one process in its own session (so its own process group), with
-stdin from /dev/null and stderr on the stdout pipe (one pipe: output keeps its
-arrival order), and streams its output, decoded as UTF-8, to a callback.
+``run`` starts one process in its own session, with stdin from /dev/null and
+stderr on the stdout pipe (one pipe: output keeps its arrival order), and streams
+its output, decoded as UTF-8, to a callback.
 
-Ending it ("kill the tree"): SIGTERM, a 200 ms grace, then SIGKILL, sent to
+With a ``plan`` (the bash tool always passes one), the sandbox supervisor
+(``tools.bash.sandbox.guard``) starts the process under that plan. It is the child
+subreaper of every command, so nothing a command starts can leave its tree:
+``env -i setsid -f`` and double forks included. Ending it ("kill the tree") is its
+job too: SIGTERM to every process of the command, a 200 ms grace, then SIGKILL
+until none is left. When the sidecar exits, however it exits, the supervisor
+ends every process it ever started.
+
+Without a plan (the supervisor could not start, or a caller that wants no
+sandbox), the process is started directly and its tree is found from /proc:
 
 - its process group: everything it started that did not leave the group;
 - its descendants by parent links (``/proc/<pid>/stat``), collected *before* any
@@ -14,14 +23,14 @@ Ending it ("kill the tree"): SIGTERM, a 200 ms grace, then SIGKILL, sent to
   double-fork idiom (``(setsid cmd &)``) orphans ``cmd`` to init, out of both the
   group and the tree, but it still inherits the environment.
 
-The /proc scans are Linux-only and best effort (a process of another user, or one
-that cleared its environment, can escape them); elsewhere the group kill remains.
-Every path, cancellation included, reaps the spawned process: no zombie is left.
+Those scans are best effort (a process that cleared its environment and
+double-forked escapes them); the supervisor's are not.
 
+Every path, cancellation included, reaps the spawned process: no zombie is left.
 When the command exits by itself, jobs it left running in the background (``cmd &``)
-are not killed, as in OpenCode: a server started that way keeps running. Output
-they write after a short grace is read and dropped, so they never block on a full
-pipe nor die of SIGPIPE.
+are not killed, as in OpenCode: a server started that way keeps running (until
+the sidecar exits). Output they write after a short grace is read and dropped, so
+they never block on a full pipe nor die of SIGPIPE.
 """
 
 from __future__ import annotations
@@ -39,6 +48,9 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tools.bash.sandbox import client
+from tools.bash.sandbox.plan import Plan
 
 log = logging.getLogger("toolhost.process")
 
@@ -62,6 +74,11 @@ class Finished:
     output: str
     exit: int | None  # None when the process was ended by a signal
     timed_out: bool
+    tmpdir: str | None = None  # its private temp directory (sandboxed runs only)
+
+
+class StartError(OSError):
+    """The command could not be started (the sandbox could not be set up, exec failed)."""
 
 
 async def run(
@@ -72,11 +89,15 @@ async def run(
     timeout: float | None,
     on_output: Callable[[str], None] | None = None,
     capture_limit: int = CAPTURE_LIMIT,
+    plan: Plan | None = None,
 ) -> Finished:
     """Run ``argv`` to its end, or until ``timeout`` seconds, then kill its tree.
 
+    ``plan``: run it through the sandbox supervisor, under that plan.
     Cancellation (``asyncio.CancelledError``) kills the tree, reaps, and re-raises.
     """
+    if plan is not None:
+        return await _supervised(argv, cwd, env, timeout, Capture(capture_limit, on_output), plan)
     loop = asyncio.get_running_loop()
     run_id = uuid.uuid4().hex
     capture = Capture(capture_limit, on_output)
@@ -104,6 +125,84 @@ async def run(
         await _uninterrupted(_abandon(tree, protocol, capture))
         raise
     return Finished(capture.text(), _exit_code(transport.get_returncode()), timed_out)
+
+
+async def _supervised(
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float | None,
+    capture: Capture,
+    plan: Plan,
+) -> Finished:
+    supervisor = await client.running()
+    loop = asyncio.get_running_loop()
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    try:
+        call_id, started = await supervisor.spawn(
+            argv, cwd=cwd, env={**env, RUN_ID_VAR: uuid.uuid4().hex}, plan=plan, stdout=write_end
+        )
+    except client.SupervisorError as error:
+        os.close(read_end)
+        raise StartError(str(error)) from error
+    finally:
+        os.close(write_end)
+    pipe = os.fdopen(read_end, "rb", buffering=0)
+    protocol = _PipeProtocol(capture, loop)
+    try:
+        transport, _ = await loop.connect_read_pipe(lambda: protocol, pipe)
+    except BaseException:
+        pipe.close()
+        protocol.connection_lost(None)  # no output will come through it
+        await _uninterrupted(_end_supervised(supervisor, call_id, started, protocol, capture))
+        raise
+    try:
+        timed_out = False
+        try:
+            async with asyncio.timeout(timeout):
+                exited = await asyncio.shield(started.exited)
+        except TimeoutError:
+            timed_out = True
+            supervisor.kill(call_id)
+            exited = await started.exited
+        await _settle(protocol, capture, KILLED_DRAIN if timed_out else EXIT_DRAIN)
+    except BaseException:
+        await _uninterrupted(_end_supervised(supervisor, call_id, started, protocol, capture))
+        raise
+    finally:
+        transport.close()
+    return Finished(capture.text(), _exit_code(exited.status), timed_out, tmpdir=started.tmpdir)
+
+
+async def _end_supervised(
+    supervisor: client.Supervisor,
+    call_id: int,
+    started: client.Started,
+    protocol: _PipeProtocol,
+    capture: Capture,
+) -> None:
+    supervisor.kill(call_id)
+    with contextlib.suppress(client.SupervisorError):
+        await started.exited
+    await _settle(protocol, capture, KILLED_DRAIN)
+
+
+class _PipeProtocol(asyncio.Protocol):
+    """Feeds the output pipe of a supervised command to a Capture."""
+
+    def __init__(self, capture: Capture, loop: asyncio.AbstractEventLoop) -> None:
+        self.capture = capture
+        self.output_closed: asyncio.Future[None] = loop.create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self.capture.feed(data)
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.capture.feed(b"", final=True)
+        _resolve(self.output_closed)
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -208,7 +307,7 @@ class Capture:
                 self._dropped += excess
 
 
-async def _settle(protocol: _Protocol, capture: Capture, grace: float) -> None:
+async def _settle(protocol: _Protocol | _PipeProtocol, capture: Capture, grace: float) -> None:
     """Wait up to ``grace`` for the end of output; then leave the pipe to its holders."""
     await asyncio.wait({protocol.output_closed}, timeout=grace)
     if not protocol.output_closed.done():

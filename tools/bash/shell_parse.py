@@ -42,6 +42,7 @@ from functools import lru_cache
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from tools.bash import constructs
 from tools.bash.arity import prefix
 
 # Children of a `command` node that are its name or arguments (OpenCode's list,
@@ -94,7 +95,10 @@ class CommandLine:
     commands: list[ParsedCommand]
     parse_error: bool
     redirects: tuple[Arg, ...] = ()  # files that redirections read or write
+    written: tuple[Arg, ...] = ()  # those of them opened for writing (>, >>, <>, &>...)
     assignments: tuple[tuple[str, Arg], ...] = ()  # NAME=value anywhere in the line
+    # Constructs the analysis cannot follow (tools.bash.constructs): (text, why)
+    constructs: tuple[tuple[str, str], ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -114,12 +118,19 @@ def analyse(command: str) -> CommandLine:
         redirects=tuple(
             arg for node in nodes if node.type == "file_redirect" for arg in _target(node, source)
         ),
+        written=tuple(
+            arg
+            for node in nodes
+            if node.type == "file_redirect" and _writes(node)
+            for arg in _target(node, source)
+        ),
         assignments=tuple(
             pair
             for node in nodes
             if node.type == "variable_assignment"
             for pair in _assignment(node, source)
         ),
+        constructs=tuple(constructs.find(root, source)),
     )
 
 
@@ -191,6 +202,12 @@ def _target(node: Node, source: bytes) -> list[Arg]:
     if operators & _FD_OPERATORS and (value == "-" or (value or "").isdigit()):
         return []
     return [Arg(_text(destination, source), value, _expands(destination, source))]
+
+
+def _writes(node: Node) -> bool:
+    """A redirection that opens its file for writing (every operator but ``<``)."""
+    operators = {child.type for child in node.children if not child.is_named}
+    return bool(operators - {"<", "<&"})
 
 
 def _assignment(node: Node, source: bytes) -> list[tuple[str, Arg]]:

@@ -36,6 +36,7 @@ import shutil
 from pathlib import Path
 
 from tools.bash.commands import Analysis, Effective, Stage, State, guess_programs
+from tools.bash.constructs import special_variable
 from tools.bash.handlers import HANDLERS
 from tools.bash.shell_parse import Arg, CommandLine, ParsedCommand, analyse
 
@@ -60,6 +61,10 @@ COMMAND_VARIABLES = frozenset(
         "SUDO_ASKPASS",
         "GIT_EXTERNAL_DIFF",
         "PS4",
+        "PS0",
+        "PS1",
+        "PS2",
+        "PROMPT_COMMAND",
         "LESSOPEN",
         "LESSCLOSE",
         "BROWSER",
@@ -91,10 +96,16 @@ class Walker:
 
     def line(self, line: CommandLine, depth: int) -> None:
         self.analysis.redirects.extend(line.redirects)
+        self.analysis.written.extend(line.written)
+        for text, reason in line.constructs:
+            self.analysis.commands.append(Effective(text=text, unknown=[reason]))
         for command in line.commands:
             self.command(command, depth)
         for name, value in line.assignments:
             self.assignment(name, value, f"{name}={value.raw}", State(depth))
+            known = self.analysis.variables
+            literal = value.known
+            known[name] = literal if known.get(name, literal) == literal else None
 
     def command(self, parsed: ParsedCommand, depth: int) -> None:
         effective = Effective(text=parsed.text, always=parsed.always)
@@ -129,6 +140,9 @@ class Walker:
         self.line(line, state.depth + 1)
 
     def assignment(self, name: str, value: Arg, text: str, state: State) -> None:
+        special = special_variable(name)
+        if special and name not in SCRIPT_VARIABLES and not name.startswith("BASH_FUNC_"):
+            self.analysis.commands.append(Effective(text=text, unknown=[special]))
         if name in SCRIPT_VARIABLES:
             unknown = f"`{name}` names a file of code that runs first"
             self.analysis.commands.append(Effective(text=text, unknown=[unknown]))

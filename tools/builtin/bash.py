@@ -27,9 +27,12 @@ parser still recovered) and offers no "always"; a rule that denies the whole tex
 or a recovered command still denies it; under the default rules (everything
 allowed) it runs and bash reports the syntax error.
 
-Running, timeouts and cancellation are tools/process.py's: the whole process tree
-ends (group, descendants, and double-forked escapees found by an environment
-marker), and jobs left in the background by a command that exited keep running.
+The command then runs in the kernel sandbox (tools/bash/sandbox/: Landlock, namespaces,
+bubblewrap where Landlock is missing), started by the sandbox supervisor, which ends its
+whole process tree on a timeout or a cancellation; jobs it left in the background keep
+running until the sidecar exits. ``metadata.sandbox`` says what held it. A write the
+sandbox stopped is named in a note, and a person may allow that folder: the command then
+runs once more with it writable.
 
 Differences from OpenCode, on purpose: rules are checked against what the line
 runs, not only its text (wrappers, nested shells, ``/bin/rm``, ``\\rm``), and a
@@ -45,35 +48,40 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from tools.bash import process
-from tools.bash.commands import Analysis
+from tools.bash.commands import Analysis, Effective
 from tools.bash.decision import Decision, Denial, decide
-from tools.bash.shell_parse import Arg
+from tools.bash.effects import Effects, effects
+from tools.bash.sandbox import client as sandbox_client
+from tools.bash.sandbox import denials as sandbox_denials
+from tools.bash.sandbox import settings as sandbox_settings
+from tools.bash.sandbox.plan import Plan, holds_writes
+from tools.bash.sandbox.plan import decide as decide_plan
+from tools.bash.sandbox.probe import Support
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
-from tools.errors import NotFoundError, PermissionDeniedError, ToolError
+from tools.errors import NotFoundError, PermissionDeniedError, PermissionRejectedError, ToolError
 from tools.paths import is_inside, locations, real, relative, resolve
 from tools.permission import PermissionService, Rule, wildcard_match
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 from tools.truncation import truncate_tail
 
+log = logging.getLogger("toolhost.bash")
+
 DEFAULT_TIMEOUT_MS = 120_000
 TIMEOUT_GRACE_MS = 100  # the kill fires this long after the timeout (OpenCode's)
 MAX_METADATA_LENGTH = 30_000
 ASK_TITLE_CHARS = 80  # of the command, in a permission prompt's title
-
-# Commands whose arguments are paths worth checking (OpenCode's list plus cat).
-PATH_COMMANDS = frozenset({"cd", "rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat"})
-
-MAX_BASES = 16  # directories a line cds to that later relative paths are checked against
 
 # Devices every command line may read or write (2>/dev/null) without an ask.
 HARMLESS_DEVICES = frozenset(
@@ -128,8 +136,64 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
     timeout_ms = DEFAULT_TIMEOUT_MS if args.timeout is None else args.timeout
     workdir = _workdir(args.workdir, ctx)
     analysis = await ctx.run_blocking(analyse_line, args.command, workdir)
-    await _ask(analysis, workdir, args, ctx)
+    support = await _support()
+    strict = not holds_writes(sandbox_settings.mode(ctx.host.config), support)
+    approved = await _ask(analysis, workdir, args, ctx, strict=strict)
+    plan = _plan(ctx, support, approved)
+    finished = await _run(args, ctx, workdir, plan, support is not None, timeout_ms)
+    blocked = sandbox_denials.find(finished.output, plan, workdir)
+    offered = _directories_to_offer(blocked, plan)
+    if offered and not finished.timed_out and await _allow_writing(offered, args, ctx):
+        plan = _plan(ctx, support, [*approved, *offered])
+        first = finished
+        finished = await _run(args, ctx, workdir, plan, True, timeout_ms)
+        blocked = sandbox_denials.find(finished.output, plan, workdir)
+        notes = [_rerun_note(offered, first)]
+    else:
+        notes = []
+    notes += sandbox_denials.notes(
+        blocked, sandbox_denials.network_refused(finished.output, plan), plan
+    )
+    tail = _notes(timeout_ms=timeout_ms if finished.timed_out else None, sandbox=notes)
+    # The tail is kept, after OpenCode 1.18.33's marker: a command's end holds its verdict.
+    limits = ctx.host.config.tool_output
+    cut = truncate_tail(finished.output, max_lines=limits.max_lines, max_bytes=limits.max_bytes)
+    output = (cut.text or "(no output)") + tail
+    metadata: dict[str, Any] = {
+        "output": _cap((finished.output or "(no output)") + tail),  # what the editor shows
+        "exit": finished.exit,
+        "description": args.description,
+        "sandbox": plan.summary(),
+        "truncated": cut.truncated,
+    }
+    if cut.output_path:
+        metadata["outputPath"] = cut.output_path
+    if blocked:
+        metadata["sandbox"]["blocked"] = [{"path": b.path, "kind": b.kind} for b in blocked]
+    if finished.timed_out:
+        metadata["timedOut"] = True
+    # 1.18.33 has no description, and its title is the command.
+    return ToolResult(title=args.description or args.command, output=output, metadata=metadata)
 
+
+async def _run(
+    args: BashParams,
+    ctx: ToolContext,
+    workdir: Path,
+    plan: Plan,
+    supervised: bool,
+    timeout_ms: float,
+) -> process.Finished:
+    """Run the command once under ``plan``, streaming its output to the editor."""
+    if plan.refused:
+        raise ToolError(
+            "The sandbox is required for commands (sandbox.mode: required) and cannot be "
+            f"enforced here: {plan.refused}. Nothing was run. Do the task without running "
+            "commands, or ask the user: `toolhost doctor` shows what is missing, and "
+            "sandbox.mode: auto runs commands unsandboxed where it is.",
+            kind="permission_denied",
+            metadata={"sandbox": plan.summary()},
+        )
     preview = _Preview()
     title = args.description or args.command  # 1.18.33 has no description: the command
 
@@ -139,12 +203,13 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
 
     ctx.metadata(title, {"output": "", "description": args.description})
     try:
-        finished = await process.run(
+        return await process.run(
             shell_argv(args.command),
             cwd=workdir,
             env=shell_env(),
             timeout=(timeout_ms + TIMEOUT_GRACE_MS) / 1000,
             on_output=on_output,
+            plan=plan if supervised else None,
         )
     except asyncio.CancelledError:
         _final_update(ctx, title, args.description, preview.text() + _notes(aborted=True))
@@ -155,22 +220,79 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             "directory, then retry.",
         ) from error
 
-    # The tail is kept, after OpenCode 1.18.33's marker: a command's end holds its verdict.
-    limits = ctx.host.config.tool_output
-    cut = truncate_tail(finished.output, max_lines=limits.max_lines, max_bytes=limits.max_bytes)
-    notes = _notes(timeout_ms=timeout_ms if finished.timed_out else None)
-    output = (cut.text or "(no output)") + notes
-    metadata: dict[str, Any] = {
-        "output": _cap((finished.output or "(no output)") + notes),  # what the editor shows
-        "exit": finished.exit,
-        "description": args.description,
-        "truncated": cut.truncated,
-    }
-    if cut.output_path:
-        metadata["outputPath"] = cut.output_path
-    if finished.timed_out:
-        metadata["timedOut"] = True
-    return ToolResult(title=title, output=output, metadata=metadata)
+
+async def _support() -> Support | None:
+    """What the sandbox can enforce here (starting its supervisor on first use)."""
+    try:
+        return (await sandbox_client.running()).support
+    except (sandbox_client.SupervisorError, OSError):
+        log.warning("the sandbox supervisor could not start", exc_info=True)
+        return None
+
+
+def _plan(ctx: ToolContext, support: Support | None, extra: list[str]) -> Plan:
+    service = ctx.host.permissions
+    policy = sandbox_settings.policy(
+        ctx.host.config,
+        worktree=ctx.worktree,
+        directory=ctx.directory,
+        rules=_rules(service, ctx.agent, "external_directory", "read"),
+        extra_writable=extra,
+    )
+    return decide_plan(policy, support)
+
+
+def _rules(service: PermissionService, agent: str, *permissions: str) -> list[Rule]:
+    return [
+        r
+        for r in (*service.ruleset(agent), *service.approved)
+        if any(wildcard_match(p, r.permission) for p in permissions)
+    ]
+
+
+def _directories_to_offer(blocked: list[sandbox_denials.Blocked], plan: Plan) -> list[str]:
+    found: list[str] = []
+    for item in blocked:
+        if item.kind != "outside":
+            continue
+        directory = sandbox_denials.directory_to_allow(item.path)
+        if directory is not None and directory not in found and directory not in plan.writable:
+            found.append(directory)
+    return found
+
+
+async def _allow_writing(directories: list[str], args: BashParams, ctx: ToolContext) -> bool:
+    """One ask: may the command run again with these directories writable? Asked even
+    where the rules allow (running it again is the person's call); a deny rule wins."""
+    globs = [f"{d.rstrip('/')}/*" for d in directories]
+    shown = ", ".join(directories)
+    try:
+        await ctx.ask(
+            "external_directory",
+            globs,
+            globs,
+            {
+                "command": args.command,
+                "directories": directories,
+                "sandbox": "write",
+                "rerun": True,
+            },
+            title=f"Allow writing to {shown} for this command? It will run again",
+            force=True,
+        )
+    except (PermissionRejectedError, PermissionDeniedError):
+        return False
+    return True
+
+
+def _rerun_note(directories: list[str], first: process.Finished) -> str:
+    shown = ", ".join(directories)
+    return (
+        f"The sandbox stopped a write to {shown} on the first run (exit "
+        f"{first.exit}); the user allowed writing there, so the command ran a second time, "
+        "and the output above is the second run's. Anything the first run did inside the "
+        "project was done twice."
+    )
 
 
 def _final_update(ctx: ToolContext, title: str, description: str | None, output: str) -> None:
@@ -211,11 +333,22 @@ def _workdir(given: str | None, ctx: ToolContext) -> Path:
 # ---------------------------------------------------------------- permissions
 
 
-async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolContext) -> None:
+async def _ask(
+    analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolContext, *, strict: bool
+) -> list[str]:
+    """Ask what the rules say to; return the outside directories this call may write to
+    (the ones it names as write targets, now allowed).
+
+    ``strict``: the kernel does not hold the command's writes, so a path only known
+    when it runs makes the command unknown.
+    """
     service = ctx.host.permissions
+    found = await ctx.run_blocking(_effects, analysis, workdir, strict)
+    for text, why in found.unknown:
+        analysis.commands.append(Effective(text=text, unknown=[why]))
     _check_denials(decide(analysis, _bash_rules(service, ctx.agent)), service, ctx.agent)
     roots = (real(ctx.directory), real(ctx.worktree))
-    outside = await ctx.run_blocking(_outside_dirs, analysis, workdir, roots)
+    outside, written = await ctx.run_blocking(_outside_dirs, found, workdir, roots)
     if outside:
         globs = [f"{d.as_posix().rstrip('/')}/*" for d in outside]
         await ctx.ask(
@@ -246,6 +379,7 @@ async def _ask(analysis: Analysis, workdir: Path, args: BashParams, ctx: ToolCon
         await ctx.ask("bash", decision.patterns, decision.always, metadata, title=title)
     elif decision.force:
         await _ask_regardless(ctx, decision.patterns, metadata, title)
+    return [str(d) for d in written]
 
 
 def _ask_title(command: str, workdir: Path, ctx: ToolContext) -> str:
@@ -300,52 +434,35 @@ async def _ask_regardless(
     await ctx.ask("bash", patterns, [], metadata, title=title, force=True)
 
 
-def _outside_dirs(analysis: Analysis, workdir: Path, roots: tuple[Path, ...]) -> list[Path]:
-    """Directories outside ``roots`` that the line touches, in order, each once."""
-    found: list[Path] = []
-    bases = [workdir]  # and every directory the line cds to: later paths may be there
+def _outside_dirs(
+    found: Effects, workdir: Path, roots: tuple[Path, ...]
+) -> tuple[list[Path], list[Path]]:
+    """Directories outside ``roots`` that the line touches, in order, each once; and
+    those of them it writes to."""
+    outside: list[Path] = []
+    written: list[Path] = []
 
-    def note(path: Path, is_dir: bool = False) -> None:
+    def note(path: Path, is_dir: bool, writes: bool) -> None:
         if any(is_inside(path, root) for root in roots):
             return
         # a new path counts as a file in its parent, unless written as a directory (x/)
         directory = path if is_dir or path.is_dir() else path.parent
-        if directory not in found:
-            found.append(directory)
+        if directory not in outside:
+            outside.append(directory)
+        if writes and directory not in written:
+            written.append(directory)
 
-    def check(word: str) -> None:
-        for base in list(bases):
-            for path in locations(word, base):
-                note(path, word.endswith("/"))
-
-    note(real(workdir), True)
-    for command in analysis.commands:
-        stage = command.innermost
-        if stage is None or stage.name not in PATH_COMMANDS:
+    note(real(workdir), True, True)
+    for touched in found.paths:
+        if os.path.normpath(touched.path) in HARMLESS_DEVICES:
             continue
-        for arg in stage.args[1:]:
-            word = _path_word(arg)
-            if not word or word.startswith("-") or (stage.name == "chmod" and word[0] == "+"):
-                continue  # None: known only at run time (a known gap, as in OpenCode)
-            check(word)
-            if stage.name == "cd" and len(bases) < MAX_BASES:
-                bases += [d for d in (resolve(word, b) for b in bases) if d not in bases]
-    for arg in analysis.redirects:
-        word = _path_word(arg)
-        if word and os.path.normpath(resolve(word, workdir)) not in HARMLESS_DEVICES:
-            check(word)
-    return found
+        for path in locations(touched.path, workdir):
+            note(path, touched.is_dir, touched.writes)
+    return outside, written
 
 
-def _path_word(arg: Arg) -> str | None:
-    """The path an argument names: its value, or with environment variables expanded
-    (``"$HOME/x"``) when nothing else in it is only known at run time."""
-    if arg.value is not None:
-        return arg.value
-    if any(sign in arg.raw for sign in ("$(", "`", "'")):
-        return None
-    expanded = os.path.expandvars(arg.raw.replace('"', ""))
-    return None if "$" in expanded else expanded
+def _effects(analysis: Analysis, workdir: Path, strict: bool) -> Effects:
+    return effects(analysis, workdir, os.environ, strict=strict, variables=analysis.variables)
 
 
 # ---------------------------------------------------------------- running
@@ -405,8 +522,10 @@ def _cap(text: str) -> str:
     return "...\n\n" + text[-MAX_METADATA_LENGTH:]
 
 
-def _notes(*, timeout_ms: float | None = None, aborted: bool = False) -> str:
-    notes = []
+def _notes(
+    *, timeout_ms: float | None = None, aborted: bool = False, sandbox: Sequence[str] = ()
+) -> str:
+    notes = [*sandbox]
     if timeout_ms is not None:
         notes.append(
             f"shell tool terminated command after exceeding timeout {_number(timeout_ms)} ms. "

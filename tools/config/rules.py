@@ -9,13 +9,14 @@ files lives in ``tools.config.files``; this module knows OpenCode's JSON keys.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tools.permission import Rule, Ruleset, rules_from_config, wildcard_match
+from tools.permission import Rule, Ruleset, expand_home, rules_from_config, wildcard_match
 from tools.truncation import MAX_BYTES, MAX_LINES
 
 KeyPath = tuple[str | int, ...]
@@ -106,6 +107,25 @@ class ToolOutputLimits:
     max_bytes: int = MAX_BYTES
 
 
+SANDBOX_MODES = ("auto", "required", "off")
+SANDBOX_NETWORKS = ("allow", "deny")
+SANDBOX_LISTS = ("writable", "caches", "hidden")
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """``sandbox`` in opencode.json, or the bash entry's ``sandbox`` in tools.yaml.
+
+    ``caches`` and ``hidden`` None: the built-in lists (tools.bash.sandbox.settings).
+    """
+
+    mode: str = "auto"  # auto | required | off
+    network: str = "allow"  # allow | deny
+    writable: tuple[str, ...] = ()  # more directories commands may write
+    caches: tuple[str, ...] | None = None  # package caches commands may write
+    hidden: tuple[str, ...] | None = None  # paths covered from commands (sockets)
+
+
 @dataclass(frozen=True)
 class Config:
     # tool id (or wildcard) -> on/off; the last matching key decides
@@ -122,6 +142,7 @@ class Config:
     allowed_commands: tuple[str, ...] = ()
     denied_commands: tuple[str, ...] = ()
     allowed_dirs: tuple[str, ...] = ()
+    sandbox: SandboxSettings = SandboxSettings()
 
     def is_enabled(self, tool_id: str) -> bool:
         on = True
@@ -157,6 +178,8 @@ class ConfigLayer:
     allowed_commands: list[str] = field(default_factory=list)
     denied_commands: list[str] = field(default_factory=list)
     allowed_dirs: list[str] = field(default_factory=list)
+    # The sandbox keys this source sets (mode, network, writable, caches, hidden).
+    sandbox: dict[str, Any] = field(default_factory=dict)
 
 
 def fail_closed_rules(rules: Sequence[Rule]) -> Ruleset:
@@ -185,6 +208,7 @@ def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ())
     allowed: list[str] = []
     denied: list[str] = []
     dirs: list[str] = []
+    sandbox = SandboxSettings()
     for layer in layers:
         for tool_id, on in layer.enabled.items():
             enabled.pop(tool_id, None)  # re-insert so the later source's key is last
@@ -197,6 +221,7 @@ def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ())
         allowed.extend(layer.allowed_commands)
         denied.extend(layer.denied_commands)
         dirs.extend(layer.allowed_dirs)
+        sandbox = _merge_sandbox(sandbox, layer.sandbox)
     effective = [*rules, *fail_closed_rules(rules)] if problems else list(rules)
     return Config(
         enabled=enabled,
@@ -207,14 +232,27 @@ def merge(layers: Iterable[ConfigLayer], problems: Sequence[ConfigProblem] = ())
         allowed_commands=tuple(allowed),
         denied_commands=tuple(denied),
         allowed_dirs=tuple(dirs),
+        sandbox=sandbox,
     )
+
+
+def _merge_sandbox(settings: SandboxSettings, keys: Mapping[str, Any]) -> SandboxSettings:
+    """A later source's keys win, except ``writable``, which adds to the earlier ones."""
+    changes: dict[str, Any] = {k: v for k, v in keys.items() if k in ("mode", "network")}
+    if "writable" in keys:
+        changes["writable"] = (*settings.writable, *keys["writable"])
+    for key in ("caches", "hidden"):
+        if key in keys:
+            changes[key] = tuple(keys[key])
+    return replace(settings, **changes)
 
 
 # -- OpenCode's JSON format --------------------------------------------------------
 
 
 def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
-    """OpenCode's ``tools`` / ``permission`` / ``tool_output`` keys; others are ignored.
+    """OpenCode's ``tools`` / ``permission`` / ``tool_output`` keys, and ``sandbox`` (ours);
+    others are ignored.
 
     Every mistake is returned (not just the first), each naming its key.
     """
@@ -228,6 +266,7 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
     if _check_permission(permission, errors):
         layer.rules = rules_from_config(permission)
     layer.max_lines, layer.max_bytes = _read_tool_output(data.get("tool_output"), errors)
+    layer.sandbox = read_sandbox(data.get("sandbox"), ("sandbox",), errors)
     return layer, errors
 
 
@@ -316,6 +355,61 @@ def _read_tool_output(output: Any, errors: list[ConfigError]) -> tuple[int | Non
             )
             limits.append(None)
     return limits[0], limits[1]
+
+
+def read_sandbox(value: Any, where: KeyPath, errors: list[ConfigError]) -> dict[str, Any]:
+    """The ``sandbox`` object: the keys it sets, each checked (a typo is an error, since
+    it would silently drop a protection)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        errors.append(
+            ConfigError(
+                f"expected an object with mode, network, writable, caches or hidden, "
+                f"got {show(value)}",
+                where,
+            )
+        )
+        return {}
+    found: dict[str, Any] = {}
+    choices = {"mode": SANDBOX_MODES, "network": SANDBOX_NETWORKS}
+    for key, item in value.items():
+        at: KeyPath = (*where, key)
+        if key in choices:
+            if item in choices[key]:
+                found[key] = item
+            else:
+                errors.append(
+                    ConfigError(f"expected one of {', '.join(choices[key])}, got {show(item)}", at)
+                )
+        elif key in SANDBOX_LISTS:
+            paths = _sandbox_paths(item, at, errors)
+            if paths is not None:
+                found[key] = paths
+        else:
+            known = ", ".join([*choices, *SANDBOX_LISTS])
+            errors.append(ConfigError(f"unknown key (expected one of {known})", at))
+    return found
+
+
+def _sandbox_paths(value: Any, where: KeyPath, errors: list[ConfigError]) -> list[str] | None:
+    if not isinstance(value, list):
+        errors.append(ConfigError(f"expected a list of paths, got {show(value)}", where))
+        return None
+    paths: list[str] = []
+    for index, item in enumerate(value):
+        path = expand_home(item.strip()) if isinstance(item, str) else None
+        if path is None or not os.path.isabs(path):
+            errors.append(
+                ConfigError(
+                    "expected an absolute path (or one starting with ~ or $HOME), "
+                    f"got {show(item)}",
+                    (*where, index),
+                )
+            )
+            continue
+        paths.append(os.path.normpath(path))
+    return paths
 
 
 def config_from_opencode(data: Mapping[str, Any] | None) -> Config:

@@ -9,6 +9,10 @@ tools:
       allowed_commands: ["npm", "git"]
       denied_commands: ["rm", "sudo"]
       allowed_dirs: ["~/projects"]
+    sandbox:                 # bash only: see README, "The sandbox"
+      mode: "auto"           # auto | required | off
+      network: "deny"        # allow | deny
+      writable: ["~/data"]   # more directories commands may write
 ```
 
 Validation is strict (unknown keys and wrong types are errors naming the line and
@@ -19,15 +23,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, field_validator
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from tools.builtin import BUILTIN_ORDER
 from tools.config.jsonc import Parsed, ParseError
-from tools.config.rules import ConfigError, ConfigLayer, KeyPath, show
+from tools.config.rules import SANDBOX_LISTS, ConfigError, ConfigLayer, KeyPath, show
 from tools.permission import Rule, Ruleset, expand_home
 
 # Built-in ids a registry entry may name: ours, plus OpenCode's that we may not ship
@@ -51,11 +55,26 @@ class YamlPermissions(_Strict):
     allowed_dirs: list[Text] | None = None
 
 
+class YamlSandbox(_Strict):
+    mode: Literal["auto", "required", "off"] | None = None
+    network: Literal["allow", "deny"] | None = None
+    writable: list[Text] | None = None
+    caches: list[Text] | None = None
+    hidden: list[Text] | None = None
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _off_is_a_word(cls, value: Any) -> Any:
+        # YAML 1.1 reads an unquoted `off` as false: `mode: off` means the word.
+        return "off" if value is False else value
+
+
 class YamlTool(_Strict):
     name: Text
     type: Literal["builtin", "custom"] = "builtin"
     enabled: bool = True
     permissions: YamlPermissions | None = None
+    sandbox: YamlSandbox | None = None
 
 
 class YamlRegistry(_Strict):
@@ -153,6 +172,17 @@ def _check(registry: YamlRegistry) -> Iterator[ConfigError]:
                 'write type: "custom"',
                 (*at, "name"),
             )
+        if tool.sandbox is not None:
+            if tool.name != "bash":
+                yield ConfigError("a sandbox can only be set for the bash tool", (*at, "sandbox"))
+            for key in SANDBOX_LISTS:
+                for number, path in enumerate(getattr(tool.sandbox, key) or ()):
+                    if not os.path.isabs(expand_home(path)):
+                        yield ConfigError(
+                            f"expected an absolute path (or one starting with ~ or $HOME), "
+                            f"got {show(path)}",
+                            (*at, "sandbox", key, number),
+                        )
         perms = tool.permissions
         if perms is None:
             continue
@@ -181,6 +211,12 @@ def _layer(registry: YamlRegistry) -> ConfigLayer:
         if "enabled" in tool.model_fields_set:
             layer.enabled.pop(tool.name, None)
             layer.enabled[tool.name] = tool.enabled
+        if tool.sandbox is not None:
+            for key in tool.sandbox.model_fields_set:
+                value = getattr(tool.sandbox, key)
+                if key in SANDBOX_LISTS:
+                    value = [os.path.normpath(expand_home(p)) for p in value or ()]
+                layer.sandbox[key] = value
         perms = tool.permissions or YamlPermissions()
         allowed, denied = perms.allowed_commands or [], perms.denied_commands or []
         if (allowed or denied) and not asks:
@@ -272,5 +308,16 @@ def _fields_at(path: KeyPath) -> list[str]:
 def _literal_choices(path: KeyPath) -> str:
     model = _model_at(path[:-1])
     info = model.model_fields.get(str(path[-1])) if model and path else None
-    choices = get_args(info.annotation) if info else ()
+    choices = _literal_args(info.annotation) if info else ()
     return ", ".join(str(c) for c in choices) or "the allowed values"
+
+
+def _literal_args(annotation: Any) -> tuple[Any, ...]:
+    """The choices of a Literal, also inside an Optional."""
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)
+    for arg in get_args(annotation):
+        found = _literal_args(arg)
+        if found:
+            return found
+    return ()

@@ -26,10 +26,27 @@ export function jsRuntimeCheck(
       try {
         const parsed = JSON.parse(stdout) as DoctorCheck[] | { checks?: DoctorCheck[] };
         const checks = Array.isArray(parsed) ? parsed : (parsed.checks ?? []);
-        resolve(checks.find((check) => check.name === 'js-runtime'));
+        const check = checks.find((c) => c.name === 'js-runtime');
+        resolve(check && { ...check, summary: check.summary ?? summarize(check) });
       } catch {
         resolve(undefined);
       }
     });
   });
+}
+
+/** A few words for the status item: "Bun 1.4.5", "Bun (on first need)", "Node.js 20.20.2". */
+export function summarize(check: DoctorCheck): string {
+  if (!check.ok) {
+    return 'unavailable';
+  }
+  const bun = /^Bun (\d[\w.-]*)/.exec(check.detail);
+  if (bun) {
+    return `Bun ${bun[1]}`;
+  }
+  if (check.detail.startsWith('Bun is installed from npm')) {
+    return 'Bun (installed on first need)';
+  }
+  const node = /^Node\.js (\d[\w.-]*)/.exec(check.detail);
+  return node ? `Node.js ${node[1]} (no Bun)` : check.detail.slice(0, 40);
 }

@@ -82,9 +82,11 @@ test('Toolhost: Restart starts a new sidecar; a changed setting restarts it too'
 
 test('a sidecar that exits is started again, and the next call works', async () => {
   s = await activate();
-  // The command's shell is the sidecar's child: $PPID is the sidecar.
+  // The command's shell is a child of the sandbox supervisor ($PPID), whose parent
+  // is the sidecar.
+  const sidecar = "$(awk '{print $4}' /proc/$PPID/stat)";
   await assert.rejects(
-    s.api.executeTool('bash', { command: 'kill -9 $PPID', description: 'Ends the sidecar' }),
+    s.api.executeTool('bash', { command: `kill -9 ${sidecar}`, description: 'Ends the sidecar' }),
   );
   const tools = await waitFor(
     () => s.api.listTools().catch(() => undefined),

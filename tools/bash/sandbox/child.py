@@ -1,0 +1,93 @@
+"""What runs in the supervisor's forked child, between fork and exec.
+
+The supervisor is single-threaded, so the child may do more than a fork from the
+sidecar safely could: new namespaces, mounts, the seccomp filter, Landlock. Every
+step that fails is reported through ``status`` (a close-on-exec pipe: it closes
+empty when exec succeeds) and the child exits 127; nothing runs half-sandboxed.
+
+Order: a new session; default signal dispositions; namespaces and mounts (they
+must come before Landlock, which forbids mounting); seccomp; Landlock; child
+subreaper (orphans of the command stay its descendants while it runs); death
+signal when the supervisor dies; the standard descriptors; exec.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Mapping, Sequence
+
+from tools.bash.sandbox import landlock, namespaces, seccomp
+from tools.bash.sandbox.plan import Plan
+from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
+
+EXEC_FAILED = 127
+
+# Python ignores SIGPIPE and SIGXFSZ; the supervisor handles these. A command
+# starts with every one at its default.
+_RESET = (
+    signal.SIGPIPE,
+    signal.SIGXFSZ,
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGCHLD,
+)
+
+
+def run(
+    plan: Plan,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str,
+    stdin: int,
+    stdout: int,
+    status: int,
+    *,
+    ruleset_fd: int,
+    seccomp_code: bytes | None,
+    supervisor: int,
+) -> None:
+    """Never returns: execs ``argv`` or exits 127 after writing what failed to ``status``."""
+    step = "setsid"
+    try:
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        for number in _RESET:
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        if plan.engine == "landlock":
+            if plan.namespaces:
+                step = "namespaces"
+                namespaces.enter(os.getuid(), os.getgid(), network=plan.netns)
+                step = "mounts"
+                for path in plan.pinned:
+                    namespaces.pin(path)
+                for path in plan.protected:
+                    namespaces.read_only(path)
+                for path in plan.hidden:
+                    namespaces.hide(path)
+            if seccomp_code is not None:
+                step = "seccomp"
+                seccomp.install(seccomp_code)
+            step = "landlock"
+            landlock.enforce(ruleset_fd, plan.landlock_abi)
+        step = "prctl"
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != supervisor:  # it died before the death signal was set
+            os._exit(EXEC_FAILED)
+        step = "descriptors"
+        os.dup2(stdin, 0)
+        os.dup2(stdout, 1)
+        os.dup2(stdout, 2)
+        step = "chdir"
+        os.chdir(cwd)
+        step = "exec"
+        os.execve(argv[0], list(argv), dict(env))
+    except BaseException as error:  # whatever it is, report it and exit
+        try:
+            os.write(status, f"{step}: {error}".encode(errors="replace")[:4000])
+        finally:
+            os._exit(EXEC_FAILED)

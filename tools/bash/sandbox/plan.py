@@ -1,0 +1,239 @@
+"""From what a command should be kept to (``Policy``) and what the machine can do
+(``Support``) to what it gets (``Plan``): the engine, and what is enforced.
+
+Engines, best first:
+
+- ``landlock``: Landlock for writes (and denied reads); with user namespaces also a
+  mount namespace (protected paths read-only, hidden paths) and, for
+  ``network: deny``, a network namespace; without them, ``network: deny`` is
+  Landlock's TCP rules plus a seccomp filter on socket families.
+- ``bwrap``: bubblewrap, where Landlock is missing: the whole filesystem bound
+  read-only but for the writable paths, protected paths re-bound read-only, hidden
+  paths covered, ``--unshare-net``.
+- ``none``: nothing. ``mode: auto`` runs the command anyway and says so;
+  ``mode: required`` refuses to run it; ``mode: off`` always chooses this.
+
+``enforced`` names what the kernel holds the command to, from this list:
+``fs-write`` (writes only in the writable paths), ``fs-read`` (the denied paths
+cannot be read), ``protected`` (protected paths are read-only), ``network`` (no
+network at all, loopback included) and ``processes`` (every process the command
+starts is found and ended with it; the supervisor does this for every engine).
+``missing`` says, in words, what the policy asked for and could not be enforced.
+``mode: required`` refuses a command unless ``fs-write`` (and, for
+``network: deny``, ``network``) is enforced; the rest is reported, never refused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from tools.bash.sandbox.landlock import MIN_ABI
+from tools.bash.sandbox.probe import Support
+
+Mode = Literal["auto", "required", "off"]
+Network = Literal["allow", "deny"]
+Engine = Literal["landlock", "bwrap", "none"]
+
+MODES: tuple[Mode, ...] = ("auto", "required", "off")
+NETWORKS: tuple[Network, ...] = ("allow", "deny")
+
+# Device files every shell may read and write (and ioctl): what `2>/dev/null`,
+# `script` and a terminal-curious program need. /dev/shm is writable (POSIX shared
+# memory and semaphores: Python's multiprocessing, Chromium).
+DEVICES = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+)
+SHARED_MEMORY = "/dev/shm"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the config wants for one command (paths absolute)."""
+
+    mode: Mode = "auto"
+    network: Network = "allow"
+    writable: tuple[str, ...] = ()
+    protected: tuple[str, ...] = ()  # read-only even inside a writable path
+    read_denied: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()  # covered where a mount namespace can (sockets)
+    # Never to be read (tokens): hidden with a mount namespace, else denied to Landlock
+    # (which costs a rule per sibling on the way, so only where it must).
+    secrets: tuple[str, ...] = ()
+
+
+@dataclass
+class Plan:
+    mode: Mode
+    engine: Engine
+    network: Network
+    enforced: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    refused: str | None = None  # mode required and something asked for is missing
+    writable: list[str] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
+    protected: list[str] = field(default_factory=list)  # existing when planned
+    pinned: list[str] = field(default_factory=list)  # their parents, made mount points
+    read_denied: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    landlock_abi: int = 0
+    namespaces: bool = False  # user + mount namespace
+    netns: bool = False
+    seccomp: bool = False
+    bwrap: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Plan:
+        return cls(**data)
+
+    def summary(self) -> dict[str, Any]:
+        """``metadata.sandbox`` of a bash result."""
+        out: dict[str, Any] = {
+            "mode": self.mode,
+            "engine": self.engine,
+            "enforced": list(self.enforced),
+            "network": self.network,
+        }
+        if self.missing:
+            out["missing"] = list(self.missing)
+        return out
+
+
+def holds_writes(mode: Mode, support: Support | None) -> bool:
+    """Whether ``decide`` would enforce ``fs-write`` (without looking at any path)."""
+    if mode == "off" or support is None:
+        return False
+    return support.landlock_abi >= MIN_ABI or bool(support.bwrap)
+
+
+def decide(policy: Policy, support: Support | None) -> Plan:
+    """The plan for one command; ``support`` None: no supervisor, nothing can be enforced."""
+    plan = Plan(mode=policy.mode, engine="none", network=policy.network)
+    if support is not None:
+        plan.enforced.append("processes")
+    if policy.mode == "off":
+        return plan
+    notes = "; ".join(support.notes) if support and support.notes else ""
+    if support is None:
+        plan.missing.append("the sandbox: its supervisor process could not be started")
+    elif support.landlock_abi >= MIN_ABI:
+        _landlock(plan, policy, support)
+    elif support.bwrap:
+        _bwrap(plan, policy, support)
+    else:
+        why = f" ({notes})" if notes else ""
+        plan.missing.append(f"the sandbox: neither Landlock nor bubblewrap is available{why}")
+    essential = ["fs-write", *(["network"] if policy.network == "deny" else [])]
+    if policy.mode == "required" and not all(e in plan.enforced for e in essential):
+        plan.refused = "; ".join(plan.missing)
+    return plan
+
+
+def _paths(plan: Plan, policy: Policy) -> None:
+    plan.writable = _unique(_existing(policy.writable))
+    plan.devices = [*DEVICES]
+    if os.path.isdir(SHARED_MEMORY):
+        plan.writable.append(SHARED_MEMORY)
+    plan.read_denied = _unique(_existing(policy.read_denied))
+    plan.protected = _unique(_existing(policy.protected))
+    plan.hidden = _unique(_existing([*policy.hidden, *policy.secrets]))
+    plan.pinned = _pins(plan.protected, plan.writable)
+
+
+def _landlock(plan: Plan, policy: Policy, support: Support) -> None:
+    plan.engine = "landlock"
+    plan.landlock_abi = support.landlock_abi
+    _paths(plan, policy)
+    plan.enforced.append("fs-write")
+    plan.namespaces = support.userns
+    if support.userns:
+        if plan.protected:
+            plan.enforced.append("protected")
+    else:
+        if plan.protected:
+            plan.missing.append(_without_userns("protected paths are not read-only", support))
+        secrets = _existing(policy.secrets)
+        if set(plan.hidden) - set(secrets):
+            plan.missing.append(_without_userns("hidden paths can still be reached", support))
+        plan.read_denied = _unique([*plan.read_denied, *secrets])
+        plan.protected, plan.pinned, plan.hidden = [], [], []
+    if plan.read_denied and "fs-read" not in plan.enforced:
+        plan.enforced.append("fs-read")
+    if policy.network == "deny":
+        if support.netns:
+            plan.netns = True
+            plan.enforced.append("network")
+        elif support.seccomp:
+            plan.seccomp = True
+            plan.enforced.append("network")
+        else:
+            plan.missing.append("network: no network namespace or seccomp filter is available")
+
+
+def _bwrap(plan: Plan, policy: Policy, support: Support) -> None:
+    plan.engine = "bwrap"
+    plan.bwrap = support.bwrap
+    _paths(plan, policy)
+    plan.devices = []  # bubblewrap makes its own /dev
+    plan.writable = [p for p in plan.writable if p != SHARED_MEMORY]
+    plan.enforced.append("fs-write")
+    if plan.read_denied:
+        plan.enforced.append("fs-read")
+    if plan.protected:
+        plan.enforced.append("protected")
+    if policy.network == "deny":
+        plan.netns = True
+        plan.enforced.append("network")
+
+
+def _without_userns(what: str, support: Support) -> str:
+    why = next((n for n in support.notes if "namespace" in n), "")
+    return f"{what}: {why or 'user namespaces are not available'}"
+
+
+def _pins(protected: Iterable[str], writable: Iterable[str]) -> list[str]:
+    """Each protected path's parents up to (and including) the writable root it is in:
+    as mount points they cannot be renamed, so the protected path cannot be moved away."""
+    roots = sorted(writable, key=len, reverse=True)
+    pins: list[str] = []
+    for path in protected:
+        root = next((r for r in roots if _inside(path, r)), None)
+        if root is None:
+            continue
+        parent = os.path.dirname(path)
+        while _inside(parent, root):
+            if parent not in pins:
+                pins.append(parent)
+            if parent == root:
+                break
+            parent = os.path.dirname(parent)
+    return sorted(pins, key=len)  # outer first: an inner mount must come after
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _existing(paths: Iterable[str]) -> list[str]:
+    """The paths that exist, symlinks resolved (one stat for each that does not)."""
+    found = []
+    for path in paths:
+        if os.path.lexists(path):
+            found.append(os.path.realpath(path))
+    return found
+
+
+def _unique(paths: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
