@@ -16,9 +16,22 @@ import sys
 import tempfile
 import traceback
 
+import _npm
 from _common import Row, log, machine_info, render_table
 
-BENCHMARKS = ("spawn", "roundtrip", "search", "read_big", "diff_big", "bash_call", "sandbox_cost")
+BENCHMARKS = (
+    "spawn",
+    "roundtrip",
+    "search",
+    "read_big",
+    "diff_big",
+    "bash_call",
+    "webfetch_big",
+    "grep_peers",
+    "read_peers",
+    "edit_big",
+    "sandbox_cost",
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -51,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
             module = importlib.import_module(name)
             try:
                 rows += asyncio.run(module.run(args.quick))
+            except _npm.Unavailable as error:
+                log(f"{name}: not run: {error}")
+                failed.append(f"{name} (not run: {error})")
             except Exception:
                 traceback.print_exc()
                 failed.append(name)

@@ -218,5 +218,14 @@ def ripgrep(doctor: Doctor) -> Iterator[Check]:
         yield Check("ripgrep", False, f"grep and glob need ripgrep: {error}")
 
 
+@check
+def js_runtime(doctor: Doctor) -> Iterator[Check]:
+    """Which runtime serves JS/TS custom tools: Bun as in OpenCode, else Node.js."""
+    from tools.custom import node_host
+
+    found = node_host.doctor_check()
+    yield Check(found["name"], found["ok"], found["detail"])
+
+
 def format_text(checks: Iterable[Check]) -> str:
     return "\n".join(f"{'ok' if c.ok else '!!'}  {c.name}: {c.detail}" for c in checks)

@@ -5,7 +5,9 @@ outlives the tool call.
 (100 results are enough) and may be cancelled at any await.  ``Ripgrep`` owns
 the process for the length of an ``async with`` block: leaving the block by any
 route (early stop, error, ``asyncio.CancelledError``) kills rg if it is still
-running and reaps it, so no rg and no zombie survives the call.
+running (SIGKILL, before the block is left), so no rg outlives the call. A
+cancelled call also reaps it before leaving; after an early stop the dead process
+is reaped by a background task, so the answer does not wait for the child watcher.
 
     async with Ripgrep(["--files"], cwd=root, separator=b"\\0") as rg:
         async for records in rg:
@@ -21,18 +23,23 @@ import asyncio
 import contextlib
 import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from tools.errors import ToolError
 
 READ_CHUNK = 1 << 16
-# rg's stderr is kept only to explain a failure; the rest is drained and dropped
-# so a flood of messages can never block rg on a full pipe.
+# rg's stderr is kept only to explain a failure. It goes to an unlinked temp file, not
+# a pipe: a flood of messages can never block rg, and a call pays no second pipe and
+# reader task (measurable at grep's few-millisecond scale).
 STDERR_KEEP = 16 * 1024
+# rg processes killed after an early stop and still being reaped in the background.
+_reaping: set[asyncio.Task[int]] = set()
 
 
 # --- finding the binary: beside the running interpreter first, then on PATH ----------------
@@ -80,13 +87,15 @@ class Ripgrep:
         self._cwd = cwd
         self._separator = separator
         self._proc: asyncio.subprocess.Process | None = None
-        self._stderr_task: asyncio.Task[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
+        self._reaper: asyncio.Task[int] | None = None
         self._pending: list[bytes] = []
         self._eof = False
         self.exit: RgExit | None = None
 
     async def __aenter__(self) -> Ripgrep:
         binary = rg_path()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 binary,
@@ -94,14 +103,14 @@ class Ripgrep:
                 cwd=self._cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+                stderr=self._stderr,
             )
         except OSError as error:  # e.g. a directory we may not enter, or a broken binary
+            self._stderr.close()
             where = f" in {self._cwd}" if self._cwd else ""
             raise ToolError(
                 f"ripgrep could not be started{where}: {error.strerror or error}"
             ) from error
-        self._stderr_task = asyncio.create_task(self._read_stderr())
         return self
 
     async def __aexit__(
@@ -144,39 +153,67 @@ class Ripgrep:
     async def close(self) -> RgExit | None:
         """Stop rg if we have not read all of its output, reap it, and set ``exit``.
 
-        ``exit`` stays None when we stopped early: rg's status then says nothing.
-        Runs to completion even while the calling task is being cancelled: the kill
-        is synchronous and, once rg is dead, draining and reaping it are immediate.
+        ``exit`` stays None when we stopped early: rg's status then says nothing, and
+        rg, already killed (SIGKILL, synchronously), is reaped by a background task so
+        the call need not wait for the child watcher. Runs to completion even while
+        the calling task is being cancelled: once rg is dead, reaping is immediate.
         """
         proc = self._require()
         stopped = not self._eof
         if stopped:
             with contextlib.suppress(ProcessLookupError):  # it may have just exited
                 proc.kill()
-        assert proc.stdout is not None
-        # Reading to EOF lets the pipe transports close normally (no ResourceWarning).
-        while await proc.stdout.read(READ_CHUNK):
-            pass
+            current = asyncio.current_task()
+            if current is None or not current.cancelling():
+                task = self._reaper = asyncio.ensure_future(self._reap(proc, drop_stderr=True))
+                _reaping.add(task)
+                task.add_done_callback(_reaping.discard)
+                self._eof = True
+                return None
+        code = await self._reap(proc, drop_stderr=stopped)
         self._eof = True
-        stderr = await self._stderr_task if self._stderr_task else b""
-        code = await proc.wait()
         if not stopped:
-            self.exit = RgExit(code, stderr.decode("utf-8", "replace").strip())
+            self.exit = RgExit(code, self._stderr_text())
         return self.exit
+
+    async def _reap(self, proc: asyncio.subprocess.Process, *, drop_stderr: bool) -> int:
+        assert proc.stdout is not None
+        try:
+            # Reading to EOF lets the pipe transport close normally (no ResourceWarning).
+            while await proc.stdout.read(READ_CHUNK):
+                pass
+            return await proc.wait()
+        except asyncio.CancelledError:
+            # The loop is ending (asyncio.run cancels what is left): close the transport
+            # while the loop still runs, or its finalizer would call into a closed loop.
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
+            raise
+        finally:
+            if drop_stderr and self._stderr is not None:
+                self._stderr.close()
+
+    def _stderr_text(self) -> str:
+        handle = self._stderr
+        if handle is None:
+            return ""
+        with contextlib.suppress(OSError):
+            handle.seek(0)
+            data = handle.read(STDERR_KEEP)
+            handle.close()
+            return data.decode("utf-8", "replace").strip()
+        return ""
+
+    async def reaped(self) -> None:
+        """Wait until rg, stopped early, has been reaped (tests; nothing else needs to)."""
+        if self._reaper is not None:
+            await asyncio.shield(self._reaper)
 
     @property
     def returncode(self) -> int | None:
         """rg's raw status once reaped; negative when a signal (our kill) ended it."""
         return self._require().returncode
-
-    async def _read_stderr(self) -> bytes:
-        proc = self._require()
-        assert proc.stderr is not None
-        kept = bytearray()
-        while chunk := await proc.stderr.read(READ_CHUNK):
-            if len(kept) < STDERR_KEEP:
-                kept += chunk[: STDERR_KEEP - len(kept)]
-        return bytes(kept)
 
     def _require(self) -> asyncio.subprocess.Process:
         if self._proc is None:

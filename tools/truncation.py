@@ -97,6 +97,41 @@ def truncate_output(
     return Truncated(final, True, str(path))
 
 
+def truncate_tail(
+    text: str, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES
+) -> Truncated:
+    """A command's output cut to its last lines, as OpenCode 1.18.33's shell tool cuts it.
+
+    The end of a command's output is where its errors and results are. Whole lines are
+    kept from the end within both limits; a last line longer than ``max_bytes`` on its
+    own keeps its last ``max_bytes`` bytes (at a character boundary), so a single huge
+    line is cut, never dropped. The full text is saved, and the output says where.
+    """
+    lines = text.split("\n")
+    if len(lines) <= max_lines and len(text.encode("utf-8")) <= max_bytes:
+        return Truncated(text, False)
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        if len(kept) >= max_lines:
+            break
+        data = line.encode("utf-8")
+        cost = len(data) + (1 if kept else 0)
+        if used + cost > max_bytes:
+            if not kept:
+                kept.append(data[-max_bytes:].decode("utf-8", "ignore"))
+            break
+        kept.append(line)
+        used += cost
+    kept.reverse()
+    path = _save_full_text(text)
+    return Truncated(
+        f"...output truncated...\n\nFull output saved to: {path}\n\n" + "\n".join(kept),
+        True,
+        str(path),
+    )
+
+
 def _save_full_text(text: str) -> Path:
     directory = output_dir()
     directory.mkdir(parents=True, exist_ok=True)

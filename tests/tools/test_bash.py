@@ -17,14 +17,14 @@ from tests.conftest import RecordingEditor
 from tools.bash import process
 from tools.builtin import bash as bash_module
 from tools.builtin import builtin_tools
-from tools.config.rules import Config
+from tools.config.rules import Config, ToolOutputLimits
 from tools.host import ToolHost
 from tools.permission import rules_from_config
 from tools.result import ToolResult
 
 NOTE_TAIL = (
     "If this command is expected to take longer and is not waiting for interactive input, "
-    "retry with a larger timeout value in milliseconds.\n</bash_metadata>"
+    "retry with a larger timeout value in milliseconds.\n</shell_metadata>"
 )
 
 
@@ -161,26 +161,51 @@ async def test_negative_timeout_is_refused_without_running(worktree: Path, edito
     assert not (worktree / "ran").exists()
 
 
-async def test_description_is_required(worktree: Path, editor) -> None:
+async def test_description_is_optional_and_the_title_is_then_the_command(
+    worktree: Path, editor
+) -> None:
+    # OpenCode 1.18.33 has no description parameter; its title is the command.
     result = await make_host(worktree).execute("bash", {"command": "echo hi"}, editor=editor)
-    assert result.is_error
-    assert result.metadata["error"] == "invalid_arguments"
-    assert "- description: is required" in result.output
+    assert not result.is_error, result.output
+    assert result.output == "hi\n"
+    assert result.title == "echo hi"
 
 
 async def test_long_output_is_truncated_with_the_full_text_saved(worktree: Path, editor) -> None:
     result = await bash(make_host(worktree), editor, "seq 1 5000")
     full = "".join(f"{i}\n" for i in range(1, 5001))
     assert result.metadata["truncated"] is True
-    assert Path(result.metadata["outputPath"]).read_text() == full
-    assert result.output.startswith("1\n2\n3\n")
-    assert "...3001 lines truncated..." in result.output
+    saved = result.metadata["outputPath"]
+    assert Path(saved).read_text() == full
+    # The tail is kept (the last 2000 lines; the split leaves an empty last one), after
+    # OpenCode 1.18.33's marker.
+    tail = "".join(f"{i}\n" for i in range(3002, 5001))
+    assert result.output == f"...output truncated...\n\nFull output saved to: {saved}\n\n{tail}"
     assert result.metadata["output"] == full  # under the 30 000-character cap
+
+
+async def test_a_single_huge_line_is_cut_to_its_end_never_dropped(worktree: Path, editor) -> None:
+    command = "printf 'start'; head -c 200000 /dev/zero | tr '\\0' b; printf 'end'"
+    result = await bash(make_host(worktree), editor, command)
+    assert result.metadata["truncated"] is True
+    kept = result.output.split("\n\n", 2)[2]
+    assert kept == "b" * (50 * 1024 - 3) + "end"
+    assert Path(result.metadata["outputPath"]).read_text().startswith("startbbb")
+
+
+async def test_truncation_follows_the_tool_output_config(worktree: Path, editor) -> None:
+    host = ToolHost(
+        worktree,
+        tools=[bash_module.tool],
+        config=Config(tool_output=ToolOutputLimits(max_lines=3, max_bytes=51_200)),
+    )
+    result = await bash(host, editor, "seq 1 10")
+    assert result.output.endswith("\n\n9\n10\n")  # three lines: the last is empty
 
 
 async def test_metadata_output_is_capped_at_30000_characters(worktree: Path, editor) -> None:
     result = await bash(make_host(worktree), editor, "head -c 40000 /dev/zero | tr '\\0' a")
-    assert result.metadata["output"] == "a" * 30_000 + "\n\n..."
+    assert result.metadata["output"] == "...\n\n" + "a" * 30_000  # the tail, as in 1.18.33
     assert result.output == "a" * 40_000  # the model's copy is not capped (under 50 KB)
 
 
@@ -225,8 +250,8 @@ async def test_timeout_kills_the_command_and_says_so(worktree: Path, editor) -> 
     assert time.monotonic() - started < 2
     assert not result.is_error
     assert result.output == (
-        "before\n\n\n<bash_metadata>\n"
-        "bash tool terminated command after exceeding timeout 500 ms. " + NOTE_TAIL
+        "before\n\n\n<shell_metadata>\n"
+        "shell tool terminated command after exceeding timeout 500 ms. " + NOTE_TAIL
     )
     assert result.metadata["exit"] is None
     assert result.metadata["timedOut"] is True
@@ -500,4 +525,4 @@ def test_the_tool_declares_itself_as_destructive_execution() -> None:
     assert tool.kind == "execute"
     assert tool.annotations.destructive and tool.annotations.open_world
     assert tool.schema is not None
-    assert tool.schema["required"] == ["command", "description"]
+    assert tool.schema["required"] == ["command"]

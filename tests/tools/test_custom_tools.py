@@ -249,7 +249,8 @@ def test_js_and_ts_files_without_node_are_listed_with_the_reason(
     problems = problems_of(host)
     assert set(problems) == {"greet.ts", "other.js"}
     assert problems["greet.ts"] == (
-        "not loaded: JS/TS tools need Node.js (20.6 or newer) on PATH, and none was found"
+        "not loaded: JS/TS tools run on Bun, else Node.js 20.6+; Bun could not be had (npm "
+        "was not found on PATH to install Bun), and no Node.js (20.6 or newer) was found on PATH"
     )
 
 

@@ -1,4 +1,6 @@
-"""OpenCode's own JS/TS custom tools, run unchanged through the Node.js host.
+"""OpenCode's own JS/TS custom tools, run unchanged through the host on Node.js, the
+fallback when Bun cannot be had (``TOOLHOST_JS_RUNTIME=node`` here; Bun's own tests are
+in test_custom_tools_bun.py).
 
 The npm packages are installed once per test run: ``@opencode-ai/plugin`` and ``zod``
 into the project's ``.opencode/`` (as OpenCode does), esbuild into toolhost's cache.
@@ -109,6 +111,7 @@ def node_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _env(node_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # One npm cache for the module, so esbuild is installed once.
     monkeypatch.setenv("TOOLHOST_DATA_DIR", str(node_cache))
+    monkeypatch.setenv("TOOLHOST_JS_RUNTIME", "node")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("OPENCODE_CONFIG_DIR", raising=False)

@@ -208,17 +208,38 @@ async def test_empty_old_string_creates_file_and_parents(run: Runner, worktree: 
     assert not (await do_edit(run, path, "hi", "bye")).is_error
 
 
-async def test_empty_old_string_overwrites_without_read_keeping_bom_and_mode(
-    run: Runner, worktree: Path
-) -> None:
-    path = make(worktree / "run.sh", codecs.BOM_UTF8 + b"old\n")
-    path.chmod(0o755)
+async def test_empty_old_string_on_an_existing_file_is_refused(run: Runner, worktree: Path) -> None:
+    # OpenCode 1.18.33 refuses, with these words, rather than overwriting the file.
+    path = make(worktree / "run.sh", b"old\n", read_by=run)
 
     result = await do_edit(run, path, "", "new\n")
 
+    assert result.is_error
+    assert result.output == (
+        "oldString cannot be empty when editing an existing file. Provide the exact text to "
+        "replace, or use write for an intentional full-file replacement."
+    )
+    assert path.read_bytes() == b"old\n"
+
+
+async def test_empty_old_string_on_an_existing_empty_file_is_refused_too(
+    run: Runner, worktree: Path
+) -> None:
+    path = make(worktree / "empty.txt", b"")
+
+    result = await do_edit(run, path, "", "new\n")
+
+    assert result.is_error and "use write" in result.output
+    assert path.read_bytes() == b""
+
+
+async def test_empty_old_string_keeps_the_bom_of_a_new_file(run: Runner, worktree: Path) -> None:
+    path = worktree / "bom.txt"
+
+    result = await do_edit(run, path, "", "\ufeffhi\n")
+
     assert not result.is_error, result.output
-    assert path.read_bytes() == codecs.BOM_UTF8 + b"new\n"
-    assert stat.S_IMODE(path.stat().st_mode) == 0o755
+    assert path.read_bytes() == codecs.BOM_UTF8 + b"hi\n"
 
 
 # --- what an edit preserves -------------------------------------------------------------------

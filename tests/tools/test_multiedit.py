@@ -122,6 +122,28 @@ async def test_empty_first_old_string_creates_the_file(run: Runner, worktree: Pa
     assert "new file mode" in result.metadata["diff"]
 
 
+async def test_empty_old_string_on_an_existing_file_is_refused_as_edit_refuses_it(
+    run: Runner, worktree: Path
+) -> None:
+    path = make(worktree / "cfg.toml", "name = 'x'\n", read_by=run)
+
+    result = await do_multiedit(run, path, change("", "replaced\n"))
+    later = await do_multiedit(run, path, change("x", "y"), change("", "again\n"))
+
+    assert result.is_error and "use write for an intentional full-file" in result.output
+    assert later.is_error and later.metadata["failedEdit"] == 2
+    assert path.read_text() == "name = 'x'\n"
+
+
+async def test_a_new_file_keeps_the_bom_of_its_first_edit(run: Runner, worktree: Path) -> None:
+    path = worktree / "bom.txt"
+
+    result = await do_multiedit(run, path, change("", "\ufeffa\n"), change("a", "b"))
+
+    assert not result.is_error, result.output
+    assert path.read_bytes() == codecs.BOM_UTF8 + b"b\n"
+
+
 async def test_missing_file_without_create_is_not_found(run: Runner, worktree: Path) -> None:
     path = worktree / "missing.txt"
 

@@ -11,6 +11,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import RecordingEditor
 from tools.abort import Aborted, AbortSignal
@@ -115,15 +117,95 @@ async def test_offset_given_as_a_string_is_accepted(run, worktree: Path) -> None
     assert "5: line 5\n\n(End of file - total 5 lines)" in result.output
 
 
-@pytest.mark.parametrize("field", ["offset", "limit"])
-async def test_zero_offset_or_limit_is_rejected_by_the_schema(
-    run, worktree: Path, field: str
+async def test_offset_zero_reads_from_the_first_line(run, worktree: Path) -> None:
+    # OpenCode 1.18.33 accepts 0 and treats it as 1.
+    (worktree / "a.txt").write_text("a\nb\n")
+    result = await run("read", {"filePath": "a.txt", "offset": 0})
+    assert not result.is_error, result.output
+    assert "1: a\n2: b\n\n(End of file - total 2 lines)" in result.output
+
+
+@pytest.mark.parametrize(("field", "value", "least"), [("offset", -1, 0), ("limit", 0, 1)])
+async def test_negative_offset_or_zero_limit_is_rejected_by_the_schema(
+    run, worktree: Path, field: str, value: int, least: int
 ) -> None:
     (worktree / "a.txt").write_text("a\n")
-    result = await run("read", {"filePath": "a.txt", field: 0})
+    result = await run("read", {"filePath": "a.txt", field: value})
     assert result.is_error
     assert result.metadata["error"] == "invalid_arguments"
-    assert f"- {field}: input should be greater than or equal to 1 (got 0)" in result.output
+    assert f"- {field}: input should be greater than or equal to {least} (got {value})" in (
+        result.output
+    )
+
+
+# --- instruction files (AGENTS.md, CLAUDE.md, CONTEXT.md) --------------------------------
+
+
+def instructions_tree(worktree: Path) -> Path:
+    """worktree/AGENTS.md, pkg/AGENTS.md, pkg/sub/CLAUDE.md (+ CONTEXT.md), the file below."""
+    (worktree / "AGENTS.md").write_text("root rules\n")
+    sub = worktree / "pkg" / "sub"
+    sub.mkdir(parents=True)
+    (worktree / "pkg" / "AGENTS.md").write_text("pkg rules\n")
+    (sub / "CLAUDE.md").write_text("sub rules\n")
+    (sub / "CONTEXT.md").write_text("not read: CLAUDE.md comes first\n")
+    target = sub / "code.py"
+    target.write_text("x = 1\n")
+    return target
+
+
+async def test_read_appends_the_instructions_of_the_folders_between(run, worktree: Path) -> None:
+    target = instructions_tree(worktree)
+    sub_rules = worktree / "pkg" / "sub" / "CLAUDE.md"
+    pkg_rules = worktree / "pkg" / "AGENTS.md"
+
+    result = await run("read", {"filePath": str(target)})
+
+    assert not result.is_error, result.output
+    assert result.output.endswith(
+        "\n</content>\n\n<system-reminder>\n"
+        f"Instructions from: {sub_rules}\nsub rules\n\n\n"
+        f"Instructions from: {pkg_rules}\npkg rules\n\n</system-reminder>"
+    )
+    assert result.metadata["loaded"] == [str(sub_rules), str(pkg_rules)]
+    assert "root rules" not in result.output  # the project's own are the system prompt's
+
+
+async def test_instructions_come_once_per_session(run, worktree: Path) -> None:
+    target = instructions_tree(worktree)
+    sibling = target.with_name("other.py")
+    sibling.write_text("y = 2\n")
+
+    first = await run("read", {"filePath": str(target)})
+    again = await run("read", {"filePath": str(sibling)})
+    run.session_id = "ses_other"
+    other_session = await run("read", {"filePath": str(sibling)})
+
+    assert len(first.metadata["loaded"]) == 2
+    assert again.metadata["loaded"] == [] and "<system-reminder>" not in again.output
+    assert len(other_session.metadata["loaded"]) == 2
+
+
+async def test_reading_an_instruction_file_does_not_bring_itself(run, worktree: Path) -> None:
+    instructions_tree(worktree)
+    rules = worktree / "pkg" / "AGENTS.md"
+
+    result = await run("read", {"filePath": str(rules)})
+
+    assert result.metadata["loaded"] == []
+    assert result.output.endswith("</content>")
+
+
+async def test_claude_md_can_be_switched_off_as_in_opencode(
+    run, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = instructions_tree(worktree)
+    monkeypatch.setenv("OPENCODE_DISABLE_CLAUDE_CODE_PROMPT", "true")
+
+    result = await run("read", {"filePath": str(target)})
+
+    sub = worktree / "pkg" / "sub"
+    assert result.metadata["loaded"] == [str(sub / "CONTEXT.md"), str(worktree / "pkg/AGENTS.md")]
 
 
 async def test_limit_reached_exactly_at_the_end_is_the_end_of_file(run, worktree: Path) -> None:
@@ -600,3 +682,41 @@ def test_tool_declaration() -> None:
     assert not read.tool.annotations.destructive
     assert set(read.tool.schema["properties"]) == {"filePath", "offset", "limit"}
     assert read.tool.schema["required"] == ["filePath"]
+
+
+# --- the chunked page builder against the line-by-line one --------------------------------
+
+_LINE_TEXT = st.one_of(
+    st.text(alphabet="ab é€\t", max_size=12),
+    st.builds(lambda n, c: c * n, st.integers(1990, 2010), st.sampled_from(["x", "é"])),
+    st.just("q" * 9000),  # longer than the bytes kept of a line
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(_LINE_TEXT, max_size=40),
+    crlf=st.booleans(),
+    final_newline=st.booleans(),
+    offset=st.integers(1, 45),
+    limit=st.integers(1, 45),
+)
+def test_file_pages_match_pages_of_the_same_text(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[str],
+    crlf: bool,
+    final_newline: bool,
+    offset: int,
+    limit: int,
+) -> None:
+    text = ("\r\n" if crlf else "\n").join(lines) + ("\n" if final_newline and lines else "")
+    path = tmp_path_factory.mktemp("pages") / "f.txt"
+    path.write_bytes(text.encode("utf-8"))
+    signal = AbortSignal()
+    from_file = pages.read_page(path, offset, limit, signal)
+    from_text = pages.page_of_text(text, offset, limit, signal)
+    assert isinstance(from_file, pages.Page)
+    assert from_file.lines == from_text.lines
+    assert (from_file.more, from_file.cut) == (from_text.more, from_text.cut)
+    if from_file.count is not None:
+        assert from_file.count == from_text.count

@@ -332,35 +332,48 @@ async def test_grep_missing_path(run: Runner) -> None:
     assert result.metadata["error"] == "not_found"
 
 
-async def test_grep_caps_at_100_and_counts_every_match(run: Runner, worktree: Path) -> None:
+async def test_grep_stops_at_100_and_says_more_matches_are_available(
+    run: Runner, worktree: Path
+) -> None:
+    # As OpenCode 1.18.33: rg is stopped after the 101st match; no total is counted.
     busy = make(worktree / "busy.txt", "".join(f"hit {i}\n" for i in range(1, 151)), age=1)
-    make(worktree / "older.txt", "hit\n" * 10, age=100)
 
     result = await run("grep", {"pattern": "hit"})
 
     lines = result.output.split("\n")
-    assert lines[0] == "Found 160 matches (showing first 100)"
+    assert lines[0] == "Found 100 matches (more matches available)"
     assert lines[1] == f"{busy}:"
     assert lines[2:102] == [f"  Line {i}: hit {i}" for i in range(1, 101)]
     assert lines[102:] == [
         "",
-        "(Results truncated: showing 100 of 160 matches (60 hidden). "
-        "Consider using a more specific path or pattern.)",
+        "(Results truncated. Consider using a more specific path or pattern.)",
     ]
-    assert result.metadata == {"matches": 160, "truncated": True}
+    assert result.metadata == {"matches": 100, "truncated": True}
 
 
-async def test_grep_keeps_the_newest_files_among_many(run: Runner, worktree: Path) -> None:
-    # 3000 matches in 300 files: more than the kept-lines budget, so pruning runs.
+async def test_grep_with_exactly_100_matches_is_not_truncated(run: Runner, worktree: Path) -> None:
+    make(worktree / "hundred.txt", "hit\n" * 100)
+
+    result = await run("grep", {"pattern": "hit"})
+
+    assert result.output.startswith("Found 100 matches\n")
+    assert "truncated" not in result.output.split("\n")[-1]
+    assert result.metadata == {"matches": 100, "truncated": False}
+
+
+async def test_grep_orders_the_files_shown_newest_first(run: Runner, worktree: Path) -> None:
+    # 300 files of 10 matches: rg is stopped after the first 101; the files among them
+    # are shown newest first.
     for i in range(300):
         make(worktree / "d" / f"f{i:03d}.txt", "m\n" * 10, age=(i * 7919) % 300)
 
     result = await run("grep", {"pattern": "m"})
 
     headers = [line[:-1] for line in result.output.split("\n") if line.endswith(".txt:")]
-    expected = sorted(range(300), key=lambda i: (i * 7919) % 300)[:10]
-    assert headers == [str(worktree / "d" / f"f{i:03d}.txt") for i in expected]
-    assert result.metadata == {"matches": 3000, "truncated": True}
+    ages = [int(os.stat(header).st_mtime) for header in headers]
+    assert ages == sorted(ages, reverse=True)
+    assert len(headers) == 10  # 100 matches, ten per file
+    assert result.metadata == {"matches": 100, "truncated": True}
 
 
 async def test_grep_cuts_long_lines(run: Runner, worktree: Path) -> None:
@@ -438,7 +451,7 @@ def test_grep_render_notes_skipped_paths() -> None:
     matches.add(b"/p/a.txt\x003|found it")
     matches.add(b'/p/a.txt: binary file matches (found "\\0" byte around offset 2)')
 
-    text = grep.render(matches, truncated=False, partial=True)
+    text = grep.render(matches, partial=True)
 
     assert text == (
         "Found 1 matches\n/p/a.txt:\n  Line 3: found it\n"
@@ -637,6 +650,7 @@ async def test_runner_stops_rg_early_and_reaps_it(tmp_path: Path) -> None:
             break
 
     assert rg.exit is None  # stopped by us, so rg's status means nothing
+    await rg.reaped()  # killed at once; reaped in the background
     assert rg.returncode == -signal.SIGKILL
     assert rg_children() == []
 

@@ -250,3 +250,30 @@ async def test_tool_errors_are_not_confused_with_cancellation(worktree: Path) ->
 
 def test_tool_error_default_kind() -> None:
     assert ToolError("x").kind == "failed"
+
+
+# --- the tail cut of a command's output (OpenCode 1.18.33's shell tool) ---------------------
+
+
+def test_tail_cut_keeps_whole_lines_from_the_end() -> None:
+    cut = truncation.truncate_tail("a\nb\nc\nd", max_lines=2, max_bytes=100)
+    assert cut.truncated and cut.output_path is not None
+    assert cut.text == f"...output truncated...\n\nFull output saved to: {cut.output_path}\n\nc\nd"
+    assert Path(cut.output_path).read_text() == "a\nb\nc\nd"
+
+
+def test_tail_cut_within_the_limits_changes_nothing() -> None:
+    assert truncation.truncate_tail("a\nb", max_lines=2, max_bytes=3) == truncation.Truncated(
+        "a\nb", False
+    )
+
+
+def test_tail_cut_of_one_huge_line_keeps_its_end_at_a_character_boundary() -> None:
+    cut = truncation.truncate_tail("x" + "é" * 10, max_lines=5, max_bytes=5)
+    # é is two bytes: the last 5 bytes start inside a character, which is skipped.
+    assert cut.text.endswith("\n\néé")
+
+
+def test_tail_cut_by_bytes_stops_at_the_line_that_does_not_fit() -> None:
+    cut = truncation.truncate_tail("long line\nab\ncd", max_lines=10, max_bytes=6)
+    assert cut.text.endswith("\n\nab\ncd")

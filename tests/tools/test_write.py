@@ -128,8 +128,22 @@ async def test_existing_bom_with_bom_in_content_is_not_doubled(run: Runner, work
     assert "bomDiscarded" not in result.metadata
 
 
-async def test_bom_in_content_is_not_adopted(run: Runner, worktree: Path) -> None:
+async def test_new_file_keeps_the_bom_its_content_starts_with(run: Runner, worktree: Path) -> None:
+    # OpenCode 1.18.33: a new file is written with the BOM the content starts with.
     path = worktree / "f.txt"
+
+    result = await do_write(run, path, "\ufeffhello\n")
+
+    assert not result.is_error, result.output
+    assert path.read_bytes() == codecs.BOM_UTF8 + b"hello\n"
+    assert "bomDiscarded" not in result.metadata
+    assert "+hello" in result.metadata["diff"]  # the diff shows text, not the BOM
+
+
+async def test_bom_in_content_is_not_adopted_by_an_existing_file(
+    run: Runner, worktree: Path
+) -> None:
+    path = make(worktree / "f.txt", b"old\n", read_by=run)
 
     result = await do_write(run, path, "\ufeffhello\n")
 

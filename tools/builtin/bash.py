@@ -40,7 +40,7 @@ command only known at run time cannot be allowed by an allow rule; arguments are
 unquoted before their paths are checked (``rm "../x y"`` is the file ``../x y``),
 paths that do not exist yet and redirection targets are checked too; a line with
 syntax errors is asked for whole; the timeout/abort note uses the newer wording
-under our tool's tag ``<bash_metadata>``; a timeout is not an error (the model
+under 1.18.33's tag ``<shell_metadata>``; a timeout is not an error (the model
 reads the note; ``metadata.timedOut`` tells the editor).
 """
 
@@ -75,6 +75,7 @@ from tools.paths import is_inside, locations, real, relative, resolve
 from tools.permission import Rule, wildcard_match
 from tools.result import ToolResult
 from tools.tool import Annotations, define
+from tools.truncation import truncate_tail
 
 log = logging.getLogger("toolhost.bash")
 
@@ -120,9 +121,10 @@ class BashParams(BaseModel):
         description="Directory to run the command in, instead of `cd <dir> &&`; "
         "defaults to the project directory",
     )
-    description: str = Field(
-        description="What the command does, in 5-10 words, e.g. 'Lists files in current "
-        "directory', 'Shows working tree status', 'Installs package dependencies'"
+    description: str | None = Field(
+        default=None,
+        description="Optional: what the command does, in 5-10 words, e.g. 'Lists files in "
+        "current directory', 'Shows working tree status', 'Installs package dependencies'",
     )
 
 
@@ -153,20 +155,26 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
     notes += sandbox_denials.notes(
         blocked, sandbox_denials.network_refused(finished.output, plan), plan
     )
-    output = (finished.output or "(no output)") + _notes(
-        timeout_ms=timeout_ms if finished.timed_out else None, sandbox=notes
-    )
+    tail = _notes(timeout_ms=timeout_ms if finished.timed_out else None, sandbox=notes)
+    # The tail is kept, after OpenCode 1.18.33's marker: a command's end holds its verdict.
+    limits = ctx.host.config.tool_output
+    cut = truncate_tail(finished.output, max_lines=limits.max_lines, max_bytes=limits.max_bytes)
+    output = (cut.text or "(no output)") + tail
     metadata: dict[str, Any] = {
-        "output": _cap(output),
+        "output": _cap((finished.output or "(no output)") + tail),  # what the editor shows
         "exit": finished.exit,
         "description": args.description,
         "sandbox": plan.summary(),
+        "truncated": cut.truncated,
     }
+    if cut.output_path:
+        metadata["outputPath"] = cut.output_path
     if blocked:
         metadata["sandbox"]["blocked"] = [{"path": b.path, "kind": b.kind} for b in blocked]
     if finished.timed_out:
         metadata["timedOut"] = True
-    return ToolResult(title=args.description, output=output, metadata=metadata)
+    # 1.18.33 has no description, and its title is the command.
+    return ToolResult(title=args.description or args.command, output=output, metadata=metadata)
 
 
 async def _run(
@@ -188,12 +196,13 @@ async def _run(
             metadata={"sandbox": plan.summary()},
         )
     preview = _Preview()
+    title = args.description or args.command  # 1.18.33 has no description: the command
 
     def on_output(text: str) -> None:
         preview.add(text)
-        ctx.metadata(args.description, {"output": preview.text(), "description": args.description})
+        ctx.metadata(title, {"output": preview.text(), "description": args.description})
 
-    ctx.metadata(args.description, {"output": "", "description": args.description})
+    ctx.metadata(title, {"output": "", "description": args.description})
     try:
         return await process.run(
             shell_argv(args.command),
@@ -204,7 +213,7 @@ async def _run(
             plan=plan if supervised else None,
         )
     except asyncio.CancelledError:
-        _final_update(ctx, args.description, preview.head + _notes(aborted=True))
+        _final_update(ctx, title, args.description, preview.text() + _notes(aborted=True))
         raise
     except OSError as error:
         raise ToolError(
@@ -306,7 +315,7 @@ def _rerun_note(directories: list[str], first: process.Finished) -> str:
     )
 
 
-def _final_update(ctx: ToolContext, description: str, output: str) -> None:
+def _final_update(ctx: ToolContext, title: str, description: str | None, output: str) -> None:
     """Tell the editor why the command stopped; the cancelled call has no result to.
 
     Sent at once: ``ctx.metadata`` would hold it back for its 100 ms rate limit, and
@@ -318,7 +327,7 @@ def _final_update(ctx: ToolContext, description: str, output: str) -> None:
         {
             "sessionID": ctx.session_id,
             "callID": ctx.call_id,
-            "title": description,
+            "title": title,
             "metadata": {"output": _cap(output), "description": description},
         }
     )
@@ -518,23 +527,26 @@ def shell_env() -> dict[str, str]:
 
 
 class _Preview:
-    """The output so far for progress updates: its first 30 000 characters."""
+    """The output so far for progress updates: its last 30 000 characters (1.18.33)."""
 
     def __init__(self) -> None:
-        self.head = ""
+        self.tail = ""
+        self.cut = False
 
     def add(self, text: str) -> None:
-        if len(self.head) <= MAX_METADATA_LENGTH:  # past that only the cap is shown
-            self.head += text
+        self.tail += text
+        if len(self.tail) > 2 * MAX_METADATA_LENGTH:  # trim now and then, not per chunk
+            self.tail = self.tail[-MAX_METADATA_LENGTH:]
+            self.cut = True
 
     def text(self) -> str:
-        return _cap(self.head)
+        return "...\n\n" + self.tail[-MAX_METADATA_LENGTH:] if self.cut else _cap(self.tail)
 
 
 def _cap(text: str) -> str:
     if len(text) <= MAX_METADATA_LENGTH:
         return text
-    return text[:MAX_METADATA_LENGTH] + "\n\n..."
+    return "...\n\n" + text[-MAX_METADATA_LENGTH:]
 
 
 def _notes(
@@ -543,7 +555,7 @@ def _notes(
     notes = [*sandbox]
     if timeout_ms is not None:
         notes.append(
-            f"bash tool terminated command after exceeding timeout {_number(timeout_ms)} ms. "
+            f"shell tool terminated command after exceeding timeout {_number(timeout_ms)} ms. "
             "If this command is expected to take longer and is not waiting for interactive "
             "input, retry with a larger timeout value in milliseconds."
         )
@@ -551,7 +563,7 @@ def _notes(
         notes.append("User aborted the command")
     if not notes:
         return ""
-    return "\n\n<bash_metadata>\n" + "\n".join(notes) + "\n</bash_metadata>"
+    return "\n\n<shell_metadata>\n" + "\n".join(notes) + "\n</shell_metadata>"
 
 
 tool = define(

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from tools.changes import diagnostics
 from tools.changes.commit import commit_file, locked
-from tools.changes.load import apply_edit, load, load_existing, require_path, whole_text
+from tools.changes.load import (
+    BOM_CHAR,
+    EMPTY_OLD_STRING,
+    apply_edit,
+    load,
+    load_existing,
+    require_path,
+    whole_text,
+)
 from tools.changes.replacers import IDENTICAL
 from tools.context import ToolContext
 from tools.errors import ToolError
@@ -24,8 +30,8 @@ class EditParams(BaseModel):
         description="Path of the file to change: absolute, or relative to the project directory"
     )
     oldString: str = Field(
-        description="The text to replace; an empty string creates the file (or replaces all "
-        "of it) with newString"
+        description="The text to replace; an empty string creates a new file with newString "
+        "(use write to replace all of an existing file)"
     )
     newString: str = Field(description="The text to put in its place (must differ from oldString)")
     replaceAll: bool = Field(
@@ -38,25 +44,26 @@ async def execute(args: EditParams, ctx: ToolContext) -> ToolResult:
     if args.oldString == args.newString:
         raise ToolError(IDENTICAL)
     await assert_external_directory(ctx, path, "file")
-    extra: dict[str, Any] = {}
     async with locked(ctx, [path]):
+        bom = False
         if args.oldString == "":
-            # Create or overwrite: no read-before-write, as in OpenCode.
+            # Only a new file: OpenCode 1.18.33 refuses to overwrite an existing one.
             before, unsaved = await load(ctx, path)
-            after, bom_discarded = whole_text(before, args.newString)
-            if bom_discarded:
-                extra["bomDiscarded"] = True
+            if before is not None:
+                raise ToolError(EMPTY_OLD_STRING)
+            after, _ = whole_text(None, args.newString)
+            bom = args.newString.startswith(BOM_CHAR)
         else:
             before, unsaved = await load_existing(ctx, path)
             ctx.session.assert_fresh(path)
             after, _ = await ctx.run_blocking(
                 apply_edit, before.text, args.oldString, args.newString, args.replaceAll
             )
-        committed = await commit_file(ctx, path, before, after, unsaved)
+        committed = await commit_file(ctx, path, before, after, unsaved, bom=bom)
     return ToolResult(
         title=relative(path, ctx.worktree),
         output=OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text,
-        metadata={**committed.metadata, "filepath": str(path), **extra},
+        metadata={**committed.metadata, "filepath": str(path)},
     )
 
 

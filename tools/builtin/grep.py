@@ -1,4 +1,14 @@
-"""``grep``: search file contents with a regex, newest files first (reference §6.8)."""
+"""``grep``: search file contents with a regex (reference §6.8, OpenCode 1.18.33).
+
+As in 1.18.33, rg is stopped as soon as one match more than ``LIMIT`` has arrived, and
+the output then says "(more matches available)" instead of a total: a search with many
+matches costs what its first 101 cost, not a scan of the whole tree.
+
+The matches shown are grouped by file, newest file first. That order costs no scan:
+only the files among the first ``LIMIT`` matches are stat'ed (at most 100), and they are
+sorted among themselves; equal mtimes keep rg's order. So "newest first" holds among
+the results shown, not over the whole tree (1.18.33 shows rg's order).
+"""
 
 from __future__ import annotations
 
@@ -20,9 +30,6 @@ MAX_LINE_LENGTH = 2000
 # A UTF-8 character is at most 4 bytes, so this many bytes always hold the first
 # MAX_LINE_LENGTH characters: a huge (minified) line is never kept whole.
 _KEEP_BYTES = 4 * MAX_LINE_LENGTH + 4
-# Kept lines are pruned to the current best LIMIT once they pass this many, so
-# memory stays bounded however many matches rg reports (all are still counted).
-_PRUNE_AT = 20 * LIMIT
 
 
 class GrepParams(BaseModel):
@@ -41,52 +48,40 @@ class GrepParams(BaseModel):
 
 @dataclass
 class _FileHits:
-    """One file's matches as rg reported them (files arrive whole, one after another)."""
+    """One file's matches, in the order rg reported them."""
 
     path: bytes
-    mtime: int
     order: int
     lines: list[tuple[int, bytes]] = field(default_factory=list)
-
-    def rank(self) -> tuple[int, int]:
-        # Newest first; equal mtimes keep rg's order (OpenCode's sort is stable).
-        return (-self.mtime, self.order)
 
 
 @dataclass
 class Matches:
-    """Every match counted; only the lines that can still be shown are kept."""
+    """The first ``LIMIT`` matches, by file; ``more`` once one beyond them arrived."""
 
     files: dict[bytes, _FileHits] = field(default_factory=dict)
     total: int = 0
-    kept: int = 0
+    more: bool = False
 
-    def add(self, record: bytes) -> None:
+    def add(self, record: bytes) -> bool:
+        """Take one rg record; False once the limit is passed (stop reading)."""
         path, sep, rest = record.partition(b"\0")
         number, bar, text = rest.partition(b"|")
         if not sep or not bar or not number.isdigit():
-            return  # not a match line (e.g. rg's "binary file matches" notice)
+            return True  # not a match line (e.g. rg's "binary file matches" notice)
+        if self.total == LIMIT:
+            self.more = True
+            return False
         hits = self.files.get(path)
         if hits is None:
-            hits = self.files[path] = _FileHits(path, _mtime(path), self.total)
+            hits = self.files[path] = _FileHits(path, len(self.files))
+        hits.lines.append((int(number), text.removesuffix(b"\r")[:_KEEP_BYTES]))
         self.total += 1
-        if len(hits.lines) < LIMIT:
-            hits.lines.append((int(number), text.removesuffix(b"\r")[:_KEEP_BYTES]))
-            self.kept += 1
-            if self.kept > _PRUNE_AT:
-                self._prune()
+        return True
 
     def ranked(self) -> list[_FileHits]:
-        return sorted(self.files.values(), key=_FileHits.rank)
-
-    def _prune(self) -> None:
-        """Drop files ranked below the best LIMIT lines; later files only push them lower."""
-        self.kept = 0
-        for hits in self.ranked():
-            if self.kept >= LIMIT:
-                del self.files[hits.path]
-            else:
-                self.kept += len(hits.lines)
+        """Newest file first (at most ``LIMIT`` stats); equal mtimes keep rg's order."""
+        return sorted(self.files.values(), key=lambda hits: (-_mtime(hits.path), hits.order))
 
 
 async def execute(args: GrepParams, ctx: ToolContext) -> ToolResult:
@@ -111,19 +106,19 @@ async def execute(args: GrepParams, ctx: ToolContext) -> ToolResult:
             output="No files found",
             metadata={"matches": 0, "truncated": False},
         )
-    if status.code not in (0, 2):
+    if status is not None and status.code not in (0, 2):
         raise ToolError(f"ripgrep failed: {status.stderr or f'exit status {status.code}'}")
-    truncated = matches.total > LIMIT
     return ToolResult(
         title=args.pattern,
-        output=render(matches, truncated=truncated, partial=status.code == 2),
-        metadata={"matches": matches.total, "truncated": truncated},
+        output=render(matches, partial=status is not None and status.code == 2),
+        metadata={"matches": matches.total, "truncated": matches.more},
     )
 
 
 async def search_contents(
     search: Path, pattern: str, include: str | None
-) -> tuple[Matches, RgExit]:
+) -> tuple[Matches, RgExit | None]:
+    """The first matches, and rg's exit (None when we stopped it at the limit)."""
     # --null ends the file name with NUL, so a "|" in a file name cannot break parsing.
     args = [
         "-nH",
@@ -141,15 +136,14 @@ async def search_contents(
     matches = Matches()
     async with Ripgrep(args) as rg:
         async for records in rg:
-            for record in records:
-                matches.add(record)
-    assert rg.exit is not None  # read to the end, so rg's own status is known
+            if not all(map(matches.add, records)):
+                break  # leaving the block stops rg
     return matches, rg.exit
 
 
-def _raise_failure(status: RgExit, pattern: str, include: str | None) -> None:
+def _raise_failure(status: RgExit | None, pattern: str, include: str | None) -> None:
     """Nothing matched: explain a failure, or return for an ordinary "No files found"."""
-    if status.code in (0, 1) or (status.code == 2 and not status.stderr):
+    if status is None or status.code in (0, 1) or (status.code == 2 and not status.stderr):
         return
     if include:
         check_glob_error(status.stderr, f'include pattern "{include}"')
@@ -163,26 +157,17 @@ def _raise_failure(status: RgExit, pattern: str, include: str | None) -> None:
     raise ToolError(f"ripgrep failed: {status.stderr or f'exit status {status.code}'}")
 
 
-def render(matches: Matches, *, truncated: bool, partial: bool) -> str:
+def render(matches: Matches, *, partial: bool) -> str:
     header = f"Found {matches.total} matches"
-    lines = [header + (f" (showing first {LIMIT})" if truncated else "")]
-    shown = 0
+    lines = [header + (" (more matches available)" if matches.more else "")]
     for hits in matches.ranked():
-        if shown == LIMIT:
-            break
-        if shown:
+        if len(lines) > 1:
             lines.append("")
         lines.append(f"{hits.path.decode('utf-8', 'replace')}:")
-        for number, text in hits.lines[: LIMIT - shown]:
+        for number, text in hits.lines:
             lines.append(f"  Line {number}: {_cut(text.decode('utf-8', 'replace'))}")
-            shown += 1
-    if truncated:
-        hidden = matches.total - LIMIT
-        lines += [
-            "",
-            f"(Results truncated: showing {LIMIT} of {matches.total} matches ({hidden} hidden). "
-            "Consider using a more specific path or pattern.)",
-        ]
+    if matches.more:
+        lines += ["", "(Results truncated. Consider using a more specific path or pattern.)"]
     if partial:
         lines += ["", "(Some paths were inaccessible and skipped)"]
     return "\n".join(lines)

@@ -14,7 +14,15 @@ from pydantic import BaseModel, Field
 
 from tools.changes import diagnostics
 from tools.changes.commit import commit_file, locked
-from tools.changes.load import apply_edit, load, load_existing, require_path, whole_text
+from tools.changes.load import (
+    BOM_CHAR,
+    EMPTY_OLD_STRING,
+    apply_edit,
+    load,
+    load_existing,
+    require_path,
+    whole_text,
+)
 from tools.changes.replacers import IDENTICAL
 from tools.context import ToolContext
 from tools.errors import ToolError
@@ -33,7 +41,7 @@ class EditEntry(BaseModel):
         "top-level filePath",
     )
     oldString: str = Field(
-        description="The text to replace; an empty string in the first edit creates the file"
+        description="The text to replace; an empty string in the first edit creates a new file"
     )
     newString: str = Field(description="The text to put in its place (must differ from oldString)")
     replaceAll: bool = Field(
@@ -53,17 +61,18 @@ class MultiEditParams(BaseModel):
 
 def apply_all(
     path: Path, before: TextFile | None, edits: list[EditEntry]
-) -> tuple[str, list[dict[str, Any]], bool]:
-    """The text after every edit, a summary per edit, and whether a BOM was discarded."""
+) -> tuple[str, list[dict[str, Any]]]:
+    """The text after every edit, and a summary per edit."""
     text = before.text if before else ""
     results: list[dict[str, Any]] = []
-    bom_discarded = False
     for index, entry in enumerate(edits, 1):
         try:
             if entry.oldString == entry.newString:
                 raise ToolError(IDENTICAL)
             if entry.oldString == "":
-                text, bom_discarded = whole_text(before, entry.newString)
+                if before is not None or index > 1:
+                    raise ToolError(EMPTY_OLD_STRING)
+                text, _ = whole_text(None, entry.newString)
                 count = 1
             else:
                 text, count = apply_edit(text, entry.oldString, entry.newString, entry.replaceAll)
@@ -76,7 +85,7 @@ def apply_all(
                 metadata={"failedEdit": index},
             ) from error
         results.append({"index": index, "replaced": True, "replacements": count})
-    return text, results, bom_discarded
+    return text, results
 
 
 async def execute(args: MultiEditParams, ctx: ToolContext) -> ToolResult:
@@ -90,12 +99,11 @@ async def execute(args: MultiEditParams, ctx: ToolContext) -> ToolResult:
         else:
             before, unsaved = await load_existing(ctx, path)
             ctx.session.assert_fresh(path)
-        after, results, bom_discarded = await ctx.run_blocking(apply_all, path, before, args.edits)
-        committed = await commit_file(ctx, path, before, after, unsaved)
+        after, results = await ctx.run_blocking(apply_all, path, before, args.edits)
+        bom = creates and before is None and args.edits[0].newString.startswith(BOM_CHAR)
+        committed = await commit_file(ctx, path, before, after, unsaved, bom=bom)
     metadata = committed.metadata
     metadata.update(filepath=str(path), results=results)
-    if bom_discarded:
-        metadata["bomDiscarded"] = True
     output = OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text
     return ToolResult(title=rel, output=output, metadata=metadata)
 

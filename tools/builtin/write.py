@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 from tools.changes import diagnostics
 from tools.changes.commit import commit_file, locked
-from tools.changes.load import load, require_path, whole_text
+from tools.changes.load import BOM_CHAR, load, require_path, whole_text
 from tools.context import ToolContext
 from tools.paths import assert_external_directory, relative
 from tools.result import ToolResult
@@ -29,7 +29,8 @@ async def execute(args: WriteParams, ctx: ToolContext) -> ToolResult:
         if before is not None:
             ctx.session.assert_fresh(path)
         after, bom_discarded = whole_text(before, args.content)
-        committed = await commit_file(ctx, path, before, after, unsaved, other_files=True)
+        bom = args.content.startswith(BOM_CHAR)  # kept only by a new file
+        committed = await commit_file(ctx, path, before, after, unsaved, other_files=True, bom=bom)
     metadata = committed.metadata
     metadata.update(filepath=str(path), exists=before is not None)
     if bom_discarded:

@@ -9,6 +9,7 @@ first change and after the last.
 
 from __future__ import annotations
 
+from codecs import BOM_UTF8
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -61,10 +62,11 @@ class FileChange:
         return self.after.mode if self.after is not None else None
 
 
-def new_text(path: Path, before: TextFile | None, text: str) -> FileChange:
-    """A file's whole new text (edit, write, multiedit): in the old file's form, else UTF-8."""
+def new_text(path: Path, before: TextFile | None, text: str, *, bom: bool = False) -> FileChange:
+    """A file's whole new text (edit, write, multiedit): in the old file's form, else UTF-8
+    (with a UTF-8 BOM when ``bom``: the content of a new file started with one)."""
     if before is None:
-        return FileChange(path, None, TextFile(text), kind="add")
+        return FileChange(path, None, TextFile(text, bom=BOM_UTF8 if bom else b""), kind="add")
     return FileChange(path, before, TextFile(text, before.encoding, before.bom, before.mode))
 
 

@@ -553,12 +553,14 @@ async def commit_file(
     unsaved: bool,
     *,
     other_files: bool = False,
+    bom: bool = False,
 ) -> Committed:
     """One file's whole new text, as ``edit``, ``write`` and ``multiedit`` change it:
-    asked as ``Edit <path>``, with the path in the ask's metadata."""
+    asked as ``Edit <path>``, with the path in the ask's metadata. ``bom``: a new file
+    is written with a UTF-8 BOM (its content started with one)."""
     return await commit(
         ctx,
-        single_file(new_text(path, before, after), unsaved),
+        single_file(new_text(path, before, after, bom=bom), unsaved),
         title=f"Edit {relative(path, ctx.worktree)}",
         ask_metadata={"filepath": str(path)},
         other_files=other_files,

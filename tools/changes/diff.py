@@ -283,13 +283,16 @@ def _emit(out: list[str], prefix: str, lines: Sequence[str]) -> None:
             out.append("\n" + _NO_EOL)
 
 
-def _hunks(a: Sequence[str], b: Sequence[str], codes: list[Opcode], context: int) -> list[str]:
+def _hunks(
+    a: Sequence[str], b: Sequence[str], codes: list[Opcode], context: int, lead: int = 0
+) -> list[str]:
+    """The hunks; ``a``/``b`` start at line ``lead`` of their files."""
     out: list[str] = []
     for group in _grouped(codes, context):
         first, last = group[0], group[-1]
-        out.append(
-            f"@@ -{_format_range(first[1], last[2])} +{_format_range(first[3], last[4])} @@\n"
-        )
+        old_range = _format_range(lead + first[1], lead + last[2])
+        new_range = _format_range(lead + first[3], lead + last[4])
+        out.append(f"@@ -{old_range} +{new_range} @@\n")
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 _emit(out, " ", a[i1:i2])
@@ -340,10 +343,13 @@ def _text_edits(
     new_lines: Sequence[str],
     codes: list[Opcode],
     encoding: PositionEncoding,
+    lead: int = 0,
+    at_end: bool = True,
 ) -> list[dict[str, Any]]:
+    """LSP edits; ``old_lines`` are lines ``lead``.. of ``old`` (its end when ``at_end``)."""
     n = len(old_lines)
-    partial_last = bool(old_lines) and not old_lines[-1].endswith("\n")
-    lone_cr = "\r" in old and _LONE_CR.search(old) is not None
+    partial_last = at_end and bool(old_lines) and not old_lines[-1].endswith("\n")
+    lone_cr = "\r" in old and _LONE_CR.search(old) is not None  # then lead == 0
 
     if lone_cr:
         # Rare (classic-Mac line endings): map "\n"-line offsets through the
@@ -357,12 +363,13 @@ def _text_edits(
             return _position(ln, position_units(old[starts[ln] : offset], encoding))
 
     else:
-        eof = _position(n - 1, position_units(old_lines[-1], encoding)) if partial_last else None
+        last = lead + n - 1
+        eof = _position(last, position_units(old_lines[-1], encoding)) if partial_last else None
 
         def pos(i: int) -> dict[str, int]:
             if eof is not None and i == n:
                 return eof
-            return _position(i, 0)
+            return _position(lead + i, 0)
 
     edits: list[dict[str, Any]] = []
     for tag, i1, i2, j1, j2 in codes:
@@ -460,7 +467,8 @@ def diff_texts(
     if old == new and old_exists == new_exists:
         return FileDiff(path, "", 0, 0, [])
 
-    a, b = split_lines(old), split_lines(new)
+    lead, old_mid, new_mid, at_end = _around_the_change(old, new, context)
+    a, b = split_lines(old_mid), split_lines(new_mid)
     codes = line_opcodes(a, b)
     additions = deletions = 0
     for tag, i1, i2, j1, j2 in codes:
@@ -477,15 +485,93 @@ def diff_texts(
         # git prints no ---/+++ pair for an empty created/deleted file.
         out.append("--- /dev/null\n" if not old_exists else f"--- a/{path}\n")
         out.append("+++ /dev/null\n" if not new_exists else f"+++ b/{path}\n")
-        out.extend(_hunks(a, b, codes, context))
+        out.extend(_hunks(a, b, codes, context, lead))
 
     return FileDiff(
         path=path,
         unified="".join(out),
         additions=additions,
         deletions=deletions,
-        edits=_text_edits(old, a, b, codes, position_encoding),
+        edits=_text_edits(old, a, b, codes, position_encoding, lead, at_end),
     )
+
+
+_AFFIX_BLOCK = 1 << 16
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix: slices compared in C, a block at a time."""
+    limit = min(len(a), len(b))
+    start = 0
+    while start < limit:
+        stop = min(start + _AFFIX_BLOCK, limit)
+        if a[start:stop] != b[start:stop]:
+            lo, hi = start, stop  # the first difference is in [lo, hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a[lo:mid] == b[lo:mid]:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        start = stop
+    return limit
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the longest common suffix, at most ``limit``."""
+    done = 0
+    while done < limit:
+        size = min(_AFFIX_BLOCK, limit - done)
+        if a[len(a) - done - size : len(a) - done] != b[len(b) - done - size : len(b) - done]:
+            lo, hi = done, done + size  # matched lo chars from the end; hi does not match
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        done += size
+    return limit
+
+
+def _around_the_change(old: str, new: str, context: int) -> tuple[int, str, str, bool]:
+    """The lines that can differ, with ``context`` lines around them.
+
+    Returns how many whole lines come before that region (the same in both texts), the
+    region of each text, and whether it reaches the end of the file. The common prefix
+    and suffix are found with C-speed slice comparisons and never split into lines, so
+    an edit to one spot of a 100 000-line file diffs a handful of lines. Texts with a
+    bare ``\r`` (LSP counts it as a line break) are diffed whole.
+    """
+    if "\r" in old and _LONE_CR.search(old) is not None:
+        return 0, old, new, True
+    prefix = _common_prefix(old, new)
+    start = old.rfind("\n", 0, prefix) + 1  # back to a line start (common to both)
+    for _ in range(context):
+        if start == 0:
+            break
+        start = old.rfind("\n", 0, start - 1) + 1
+    suffix = _common_suffix(old, new, min(len(old), len(new)) - start)
+    end_old, end_new = len(old) - suffix, len(new) - suffix
+    # The region must end at a line start in both texts: if it does not, move its end
+    # past the next line break (inside the common suffix, so at the same place in both).
+    at_line_start = (
+        end_old > 0 and end_new > 0 and old[end_old - 1] == "\n" and new[end_new - 1] == "\n"
+    )
+    if suffix and not at_line_start:
+        cut = old.find("\n", end_old)
+        step = (len(old) if cut < 0 else cut + 1) - end_old
+        end_old, end_new = end_old + step, end_new + step
+    for _ in range(context):
+        if end_old >= len(old):
+            break
+        nxt = old.find("\n", end_old)
+        step = (len(old) if nxt < 0 else nxt + 1) - end_old
+        end_old, end_new = end_old + step, end_new + step
+    lead = old.count("\n", 0, start)
+    return lead, old[start:end_old], new[start:end_new], end_old >= len(old)
 
 
 def workspace_edit(

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import accumulate
 
 from tools.errors import ToolError
 
@@ -41,7 +42,13 @@ Span = tuple[int, int]
 
 
 class _Lines:
-    """The file split into lines, with views the replacers share (built lazily)."""
+    """The file split into lines, with views the replacers share (built lazily).
+
+    A large file is never scanned line by line in Python when it can be helped: the
+    replacers look for the lines holding a distinctive piece of ``oldString`` with
+    ``str.find`` (C speed) and test only those, so a lenient edit to one spot of a
+    100 000-line file costs about what an exact one does.
+    """
 
     def __init__(self, content: str) -> None:
         self.content = content
@@ -56,12 +63,9 @@ class _Lines:
 
     @cached_property
     def starts(self) -> list[int]:
-        starts: list[int] = []
-        pos = 0
-        for line in self.lines:
-            starts.append(pos)
-            pos += len(line) + 1
-        return starts
+        # Line k starts after the k line breaks and the characters of the lines before it.
+        sums = accumulate(map(len, self.lines), initial=0)
+        return [total + k for k, total in enumerate(sums)][: len(self.lines)]
 
     @cached_property
     def ink_prefix(self) -> list[int]:
@@ -83,6 +87,58 @@ class _Lines:
 
     def window_ink(self, first: int, count: int) -> int:
         return self.ink_prefix[first + count] - self.ink_prefix[first]
+
+    def containing(self, needle: str) -> list[int]:
+        """The lines that contain ``needle`` (non-empty, no line break), in order."""
+        found: list[int] = []
+        content, starts = self.content, self.starts
+        pos = content.find(needle)
+        while pos != -1:
+            line = bisect.bisect_right(starts, pos) - 1
+            found.append(line)
+            if line + 1 >= len(starts):
+                break
+            pos = content.find(needle, starts[line + 1])
+        return found
+
+    def trimmed_equal(self, key: str) -> list[int]:
+        """The lines that trim to ``key``."""
+        if not key:
+            return [i for i, line in enumerate(self.stripped) if not line]
+        return [i for i in self.containing(key) if self.lines[i].strip() == key]
+
+    def windows_around(self, lines: list[int], count: int) -> list[int]:
+        """Start lines of the windows of ``count`` lines that hold one of ``lines``."""
+        last = len(self.lines) - count
+        starts = {i for line in lines for i in range(max(0, line - count + 1), min(line, last) + 1)}
+        return sorted(starts)
+
+
+_ANCHOR_CAP = 16
+
+
+def _anchor(content: str, text: str) -> str:
+    """The whitespace-free piece of ``text`` that occurs least often in ``content``
+    ("" when ``text`` is all whitespace).
+
+    Occurrences are counted with ``str.find`` only up to ``_ANCHOR_CAP`` (or the best
+    count so far), so a common piece costs little; when every piece is common, the
+    least common is found with ``str.count``.
+    """
+    pieces = sorted(set(text.split()), key=len, reverse=True)
+    best, best_count = "", _ANCHOR_CAP
+    for piece in pieces:
+        count, pos = 0, content.find(piece)
+        while pos != -1 and count < best_count:
+            count += 1
+            pos = content.find(piece, pos + len(piece))
+        if pos == -1 and count < best_count:
+            best, best_count = piece, count
+            if count <= 1:
+                break
+    if not best and pieces:
+        best = min(pieces, key=content.count)
+    return best
 
 
 Replacer = Callable[[_Lines, str], Iterator[str]]
@@ -180,10 +236,8 @@ def _similarity(a: str, b: str) -> float:
 def _anchored_blocks(text: _Lines, first: str, last: str) -> Iterator[Span]:
     """(start, end) line pairs: a line trimming to ``first`` and the next line at
     least two lines on trimming to ``last``.  Bisect keeps this O(lines log lines)."""
-    ends = [i for i, line in enumerate(text.stripped) if line == last]
-    for start, line in enumerate(text.stripped):
-        if line != first:
-            continue
+    ends = text.trimmed_equal(last)
+    for start in text.trimmed_equal(first):
         k = bisect.bisect_left(ends, start + 2)
         if k < len(ends):
             yield start, ends[k]
@@ -200,9 +254,11 @@ def _line_trimmed(text: _Lines, old: str) -> Iterator[str]:
     """Same lines, ignoring each line's leading and trailing whitespace."""
     wanted = [line.strip() for line in _search_lines(old)]
     n = len(wanted)
-    stripped = text.stripped
-    for i in text.windows(n):
-        if stripped[i] == wanted[0] and stripped[i : i + n] == wanted:
+    if not n:
+        return
+    lines = text.lines
+    for i in text.trimmed_equal(wanted[0]):
+        if i + n <= len(lines) and [line.strip() for line in lines[i : i + n]] == wanted:
             yield text.block(i, n)
 
 
@@ -228,19 +284,27 @@ def _block_anchor(text: _Lines, old: str) -> Iterator[str]:
 def _middle_similarity(text: _Lines, start: int, end: int, wanted: list[str]) -> float:
     """Average Levenshtein similarity of the middle lines (trimmed) the two blocks share."""
     middle = min(len(wanted), end - start + 1) - 2
+    lines = text.lines
     total = sum(
-        _similarity(text.stripped[start + k], wanted[k].strip()) for k in range(1, middle + 1)
+        _similarity(lines[start + k].strip(), wanted[k].strip()) for k in range(1, middle + 1)
     )
     return total / middle
 
 
 def _whitespace_normalized(text: _Lines, old: str) -> Iterator[str]:
-    """Equal once every run of whitespace is collapsed to one space."""
+    """Equal once every run of whitespace is collapsed to one space.
+
+    Only lines holding every word of ``oldString`` can match (whitespace is all that
+    normalising changes): those holding its rarest word, and the windows around them,
+    are the only ones normalised.
+    """
     target = _normalize_whitespace(old)
     if not target:
         return  # whitespace-only oldString: nothing to anchor on
     words = re.compile(r"\s+".join(re.escape(word) for word in old.split()))
-    for line in text.lines:
+    candidates = text.containing(_anchor(text.content, old))
+    for i in candidates:
+        line = text.lines[i]
         normalized = _normalize_whitespace(line)
         if normalized == target:
             yield line
@@ -249,11 +313,9 @@ def _whitespace_normalized(text: _Lines, old: str) -> Iterator[str]:
     n = old.count("\n") + 1
     if n > 1:
         ink = _ink(old)
-        for i in text.windows(n):
-            if text.window_ink(i, n) != ink:
-                continue
+        for i in text.windows_around(candidates, n):
             block = text.block(i, n)
-            if _normalize_whitespace(block) == target:
+            if _ink(block) == ink and _normalize_whitespace(block) == target:
                 yield block
 
 
@@ -264,12 +326,13 @@ def _indentation_flexible(text: _Lines, old: str) -> Iterator[str]:
     # Equal after dedent implies equal after trimming each line: a cheap pre-check.
     keys = [line.strip() for line in wanted]
     n = len(wanted)
-    stripped = text.stripped
-    for i in text.windows(n):
+    lines = text.lines
+    for i in text.trimmed_equal(keys[0]):
+        window = lines[i : i + n]
         if (
-            stripped[i] == keys[0]
-            and stripped[i : i + n] == keys
-            and _dedent(text.lines[i : i + n]) == target
+            len(window) == n
+            and [line.strip() for line in window] == keys
+            and _dedent(window) == target
         ):
             yield text.block(i, n)
 
@@ -296,10 +359,13 @@ def _trimmed_boundary(text: _Lines, old: str) -> Iterator[str]:
     if target in text.content:
         yield target
     n = old.count("\n") + 1
-    ink = _ink(target)
-    for i in text.windows(n):
-        if text.window_ink(i, n) != ink:
-            continue
+    if not target:  # whitespace only: blocks of blank lines, found by their ink
+        for i in text.windows(n):
+            if text.window_ink(i, n) == 0 and not text.block(i, n).strip():
+                yield text.block(i, n)
+        return
+    # A block that trims to ``target`` holds it whole, so its rarest word too.
+    for i in text.windows_around(text.containing(_anchor(text.content, target)), n):
         block = text.block(i, n)
         if block.strip() == target:
             yield block
@@ -312,8 +378,10 @@ def _context_aware(text: _Lines, old: str) -> Iterator[str]:
     if n < 3:
         return
     middle = [line.strip() for line in wanted[1:-1]]
+    lines = text.lines
     for start, end in _anchored_blocks(text, wanted[0].strip(), wanted[-1].strip()):
-        if end - start + 1 == n and _mostly_equal(text.stripped[start + 1 : end], middle):
+        have = [line.strip() for line in lines[start + 1 : end]]
+        if end - start + 1 == n and _mostly_equal(have, middle):
             yield text.block(start, n)
 
 

@@ -50,7 +50,6 @@ from tools.config.salvage import (
     from_registry_data,
     from_yaml_text,
 )
-from tools.config.yaml import compose, read_registry
 
 GLOBAL_FILES = ("config.json", "opencode.json", "opencode.jsonc", "tools.yaml")
 PROJECT_FILES = ("opencode.jsonc", "opencode.json")
@@ -191,6 +190,8 @@ def read_file(path: Path) -> tuple[ConfigLayer, list[ConfigProblem], Salvage]:
             Salvage(),
         )
     is_yaml = path.suffix in (".yaml", ".yml")
+    if is_yaml:  # PyYAML only for a tools.yaml that exists: ~20 ms of a cold start
+        from tools.config.yaml import compose, read_registry
     try:
         parsed = compose(text) if is_yaml else jsonc.parse(text)
     except jsonc.ParseError as error:

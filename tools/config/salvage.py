@@ -21,11 +21,12 @@ import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from tools.permission import Rule, Ruleset, expand_home
+
+if TYPE_CHECKING:
+    import yaml
 
 
 @dataclass
@@ -209,6 +210,8 @@ def _partial_yaml(text: str) -> Any:
         else:
             container[keys[-1]] = value
             keys[-1] = None
+
+    import yaml  # only for a broken tools.yaml: PyYAML stays out of a cold start
 
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):

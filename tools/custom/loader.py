@@ -2,7 +2,7 @@
 
 ``CustomTools.reload()`` rescans and reloads only what changed: a Python folder is
 re-imported when any ``.py`` in it changed (a sibling helper may have), and the
-Node host is replaced when any JS/TS file changed (Node cannot forget a module).
+JS/TS host is replaced when any JS/TS file changed (Node and Bun cannot forget a module).
 A broken file never stops the others: it becomes a ``LoadProblem``.
 """
 
@@ -12,12 +12,15 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tools.custom import discovery, node_host, plugins, python_loader
+from tools.custom import discovery, plugins, python_loader
 from tools.custom.discovery import ToolFile
 from tools.custom.python_loader import LoadError, Named, check_id, tool_id
 from tools.tool import Tool
+
+if TYPE_CHECKING:
+    from tools.custom.node_host import NodeHost
 
 log = logging.getLogger("toolhost.custom")
 
@@ -65,7 +68,7 @@ class CustomTools:
         self._python: dict[Path, _Loaded] = {}
         self._node_files: dict[Path, _Loaded] = {}
         self._plugins: list[tuple[str, _Loaded]] = []
-        self._node: node_host.NodeHost | None = None
+        self._node: NodeHost | None = None
         self._lock = threading.Lock()  # one reload at a time
         # Once set (hold_changes), the digest each tool file may have to be loaded.
         self._accepted: dict[Path, str | None] | None = None
@@ -156,17 +159,21 @@ class CustomTools:
         self._node_files = self._load_node(paths) if paths else {}
 
     def _load_node(self, paths: list[Path]) -> dict[Path, _Loaded]:
+        from tools.custom import node_host  # only where JS/TS tool files exist
+
         try:
-            node = node_host.find_node()
+            runtime = node_host.find_runtime()
         except node_host.NodeUnavailable as error:
             return {p: _Loaded(problems=[LoadProblem(str(p), str(error))]) for p in paths}
+        if runtime.kind == "node":
+            log.info("JS/TS custom tools run on %s", runtime.describe())
         cache_note = ""
-        if node_host.needs_cache(paths):
+        if node_host.needs_cache(paths, runtime.kind):
             try:
                 node_host.ensure_cache()
             except node_host.NodeUnavailable as error:
                 cache_note = f" (installing @opencode-ai/plugin, zod and esbuild failed: {error})"
-        self._node = host = node_host.NodeHost(node, self.directory)
+        self._node = host = node_host.NodeHost(runtime, self.directory)
         try:
             answers = host.load(paths)
         except node_host.HostFailed as error:
@@ -243,9 +250,9 @@ def _load_plugin(ep: Any) -> _Loaded:
         return _Loaded(problems=[LoadProblem(source, _schema_failure(error))])
 
 
-def _from_answer(
-    host: node_host.NodeHost, path: Path, answer: dict[str, Any], cache_note: str
-) -> _Loaded:
+def _from_answer(host: NodeHost, path: Path, answer: dict[str, Any], cache_note: str) -> _Loaded:
+    from tools.custom import node_host
+
     if answer.get("error"):
         return _Loaded(problems=[LoadProblem(str(path), str(answer["error"]) + cache_note)])
     loaded = _Loaded()

@@ -1,10 +1,19 @@
-"""OpenCode's own JS/TS custom tools, run unchanged by a long-lived Node.js process.
+"""OpenCode's own JS/TS custom tools, run unchanged by a long-lived Bun (or Node.js) process.
 
-``node/host.mjs`` (shipped with the package) loads the files, turns their zod
-schemas into JSON Schema and runs ``execute`` on request; messages are JSON lines
-on its stdin/stdout, with ``ctx.ask``/``ctx.metadata`` sent back to us mid-call.
-The packages a tool imports come from its folder's ``node_modules`` (OpenCode
-installs a ``package.json`` there), else from a cache toolhost fills once with npm.
+OpenCode runs custom tools on Bun, so toolhost does too: a ``bun`` on PATH first, else
+the one toolhost installs into its data dir from npm (the ``bun`` package ships the
+binary) on first need. Node.js 20.6+ is the fallback when Bun cannot be had; there
+``Bun.*`` APIs fail with a clear message. ``TOOLHOST_JS_RUNTIME=node`` (or ``bun``)
+chooses one; ``TOOLHOST_BUN`` names a Bun binary to use.
+
+``node/host.mjs`` (shipped with the package, run by either) loads the files, turns
+their zod schemas into JSON Schema and runs ``execute`` on request; messages are
+JSON lines on its stdin and on a pipe of its own (``TOOLHOST_PROTOCOL_FD``), with
+``ctx.ask``/``ctx.metadata`` sent back to us mid-call. A tool's stdout and stderr
+(``console.log``, a ``Bun.$`` that is not quiet) go to the log, never into the
+protocol. The packages a tool imports come from its folder's ``node_modules``
+(OpenCode installs a ``package.json`` there), else from a cache toolhost fills once
+with npm.
 
 A reader thread owns the pipe, so loading works from sync code (``reload_custom``)
 and calls from any event loop. A call that does not stop within
@@ -30,7 +39,7 @@ import uuid
 import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict
 
@@ -45,6 +54,8 @@ log = logging.getLogger("toolhost.custom.node")
 
 HOST_SCRIPT = Path(__file__).with_name("node") / "host.mjs"
 MIN_NODE = (20, 6)  # module.register, which the TypeScript loader needs
+MIN_BUN = (1, 1)
+BUN_PACKAGE = "bun@^1.4"  # 1.4.x: what OpenCode 1.18.33 itself is built on
 ABORT_GRACE_SECONDS = 2.0
 START_TIMEOUT_SECONDS = 15.0
 LOAD_TIMEOUT_SECONDS = 120.0
@@ -59,27 +70,120 @@ CACHE_PACKAGES = (
 
 
 class NodeUnavailable(Exception):
-    """Node.js cannot run JS/TS tools here; the message says why, for ``toolhost list``."""
+    """No runtime can run JS/TS tools here; the message says why, for ``toolhost list``."""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The program that runs JS/TS tools: Bun as OpenCode does, else Node.js."""
+
+    kind: Literal["bun", "node"]
+    path: str
+    version: str
+    why_not_bun: str = ""  # set when Node.js serves: what kept Bun away
+
+    def describe(self) -> str:
+        name = "Bun" if self.kind == "bun" else "Node.js"
+        text = f"{name} {self.version} ({self.path})"
+        return text + (f"; not Bun: {self.why_not_bun}" if self.why_not_bun else "")
 
 
 @functools.cache
-def _version_of(node: str) -> tuple[int, ...] | None:
+def _version_of(program: str) -> tuple[int, ...] | None:
     try:
         out = subprocess.run(
-            [node, "--version"], capture_output=True, text=True, timeout=10, check=True
+            [program, "--version"], capture_output=True, text=True, timeout=10, check=True
         ).stdout
-        return tuple(int(part) for part in out.strip().lstrip("v").split(".")[:3])
+        return tuple(int(part) for part in out.strip().lstrip("v").split("-")[0].split(".")[:3])
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
+
+
+def _shown(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+def bun_dir() -> Path:
+    return data_dir() / "bun"
+
+
+def _cached_bun(root: Path | None = None) -> str | None:
+    """The Bun binary npm installed into ``root``, if it runs."""
+    modules = (root or bun_dir()) / "node_modules"
+    # The package's postinstall moves the binary to bun/bin/bun.exe; with scripts off it
+    # stays in the platform package.
+    candidates = [modules / "bun" / "bin" / "bun.exe", *modules.glob("@oven/bun-*/bin/bun")]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            version = _version_of(str(candidate))
+            if version is not None and version >= MIN_BUN:
+                return str(candidate)
+    return None
+
+
+def _bun_on_path() -> str | None:
+    named = os.environ.get("TOOLHOST_BUN") or shutil.which("bun")
+    if named is None:
+        return None
+    version = _version_of(named)
+    return named if version is not None and version >= MIN_BUN else None
+
+
+_bun_lock = threading.Lock()
+
+
+def ensure_bun() -> str:
+    """Install Bun from npm into toolhost's data dir once; its path, or ``NodeUnavailable``."""
+    with _bun_lock:
+        found = _cached_bun()
+        if found is not None:
+            return found
+        target = bun_dir()
+        _npm_install_into(target, [BUN_PACKAGE], what="Bun")
+        found = _cached_bun(target)
+        if found is None:
+            raise NodeUnavailable(f"npm installed {BUN_PACKAGE}, but its binary does not run here")
+        return found
+
+
+def find_runtime(*, install: bool = True) -> Runtime:
+    """Bun (on PATH, else toolhost's, installed now when ``install``), else Node.js."""
+    forced = os.environ.get("TOOLHOST_JS_RUNTIME", "").strip().lower()
+    if forced not in ("", "bun", "node"):
+        raise NodeUnavailable(f"not loaded: TOOLHOST_JS_RUNTIME is {forced!r}; use bun or node")
+    why_not = ""
+    if forced != "node":
+        bun = _bun_on_path() or _cached_bun()
+        if bun is None and install:
+            try:
+                bun = ensure_bun()
+            except NodeUnavailable as error:
+                why_not = str(error)
+        elif bun is None:
+            why_not = "it is not installed yet"
+        if bun is not None:
+            return Runtime("bun", bun, _shown(_version_of(bun) or ()))
+        if forced == "bun":
+            raise NodeUnavailable(f"not loaded: TOOLHOST_JS_RUNTIME=bun, but {why_not}")
+    else:
+        why_not = "TOOLHOST_JS_RUNTIME=node chooses Node.js"
+    try:
+        node = find_node()
+    except NodeUnavailable as error:
+        if forced == "node":
+            raise
+        raise NodeUnavailable(
+            "not loaded: JS/TS tools run on Bun, else Node.js 20.6+; Bun could not be had "
+            f"({why_not}), and {str(error).removeprefix('not loaded: ')}"
+        ) from None
+    return Runtime("node", node, _shown(_version_of(node) or ()), why_not)
 
 
 def find_node() -> str:
     """The ``node`` to use; ``NodeUnavailable`` when there is none (or it is too old)."""
     node = shutil.which("node")
     if node is None:
-        raise NodeUnavailable(
-            "not loaded: JS/TS tools need Node.js (20.6 or newer) on PATH, and none was found"
-        )
+        raise NodeUnavailable("not loaded: no Node.js (20.6 or newer) was found on PATH")
     version = _version_of(node)
     if version is None:
         raise NodeUnavailable(f"not loaded: {node} --version failed")
@@ -114,10 +218,11 @@ def _resolvable(package: str, start: Path) -> bool:
     return False
 
 
-def needs_cache(files: list[Path]) -> bool:
+def needs_cache(files: list[Path], runtime: str = "node") -> bool:
     """Whether some file would miss a package only the cache can give it."""
     for path in files:
-        wanted = ["@opencode-ai/plugin", "zod"] + (["esbuild"] if path.suffix == ".ts" else [])
+        transpile = path.suffix == ".ts" and runtime == "node"  # Bun runs TypeScript itself
+        wanted = ["@opencode-ai/plugin", "zod"] + (["esbuild"] if transpile else [])
         if not all(_resolvable(package, path.parent) for package in wanted):
             return True
     return False
@@ -132,38 +237,40 @@ def ensure_cache() -> None:
         target = cache_dir()
         if cache_ready(target):
             return
-        npm = shutil.which("npm")
-        if npm is None:
-            raise NodeUnavailable("npm was not found on PATH to install them")
-        # Install beside the cache, then rename: a half-done install is never used.
-        staging = target.with_name(f".node-cache-{uuid.uuid4().hex[:8]}")
-        staging.mkdir(parents=True)
-        try:
-            (staging / "package.json").write_text(
-                '{"name": "toolhost-node-cache", "private": true}\n', encoding="utf-8"
-            )
-            log.info("installing %s into %s", " ".join(CACHE_PACKAGES), target)
-            done = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", *CACHE_PACKAGES],
-                cwd=staging,
-                capture_output=True,
-                text=True,
-                timeout=NPM_TIMEOUT_SECONDS,
-                check=False,
-            )
-            if done.returncode != 0 or not cache_ready(staging):
-                tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-                raise NodeUnavailable(f"npm install failed: {' '.join(tail) or done.returncode}")
-            if target.exists():
-                shutil.rmtree(target)  # an older, incomplete cache
-            staging.rename(target)
-        except subprocess.TimeoutExpired:
-            raise NodeUnavailable(
-                f"npm install took longer than {NPM_TIMEOUT_SECONDS:.0f} s"
-            ) from None
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
+        _npm_install_into(target, list(CACHE_PACKAGES), what="them", ready=cache_ready)
+
+
+def _npm_install_into(target: Path, packages: list[str], *, what: str, ready: Any = None) -> None:
+    """``npm install`` beside ``target``, then rename: a half-done install is never used."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise NodeUnavailable(f"npm was not found on PATH to install {what}")
+    staging = target.with_name(f".{target.name}-{uuid.uuid4().hex[:8]}")
+    staging.mkdir(parents=True)
+    try:
+        (staging / "package.json").write_text(
+            '{"name": "toolhost-node-cache", "private": true}\n', encoding="utf-8"
+        )
+        log.info("installing %s into %s", " ".join(packages), target)
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", *packages],
+            cwd=staging,
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT_SECONDS,
+            check=False,
+        )
+        if done.returncode != 0 or (ready is not None and not ready(staging)):
+            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+            raise NodeUnavailable(f"npm install failed: {' '.join(tail) or done.returncode}")
+        if target.exists():
+            shutil.rmtree(target)  # an older, incomplete install
+        staging.rename(target)
+    except subprocess.TimeoutExpired:
+        raise NodeUnavailable(f"npm install took longer than {NPM_TIMEOUT_SECONDS:.0f} s") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 # -- the process -----------------------------------------------------------------------
@@ -185,6 +292,7 @@ class _Channel:
     """One Node process and the requests waiting on it; its reader thread holds only this."""
 
     proc: subprocess.Popen[str]
+    incoming: TextIO  # the host's protocol pipe (its stdout and stderr are only logged)
     hello: concurrent.futures.Future[dict[str, Any]] = field(
         default_factory=concurrent.futures.Future
     )
@@ -209,11 +317,10 @@ class _Channel:
         code = self.proc.poll()
         tail = " | ".join(line for line in self.stderr if line.strip())[-600:]
         status = "is not running" if code is None else f"exited with code {code}"
-        return f"the Node.js host {status}" + (f" ({tail})" if tail else "")
+        return f"the JS/TS host {status}" + (f" ({tail})" if tail else "")
 
     def read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+        for line in self.incoming:
             try:
                 message = json.loads(line)
             except json.JSONDecodeError:
@@ -226,9 +333,9 @@ class _Channel:
         self.dead = True
         self.fail_all()
 
-    def drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
+    def drain_output(self) -> None:
+        assert self.proc.stdout is not None  # the tools' stdout and stderr, merged
+        for line in self.proc.stdout:
             self.stderr.append(line.rstrip())
             log.debug("node host stderr: %s", line.rstrip())
 
@@ -296,7 +403,7 @@ class _Channel:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        for pipe in (self.proc.stdout, self.proc.stderr):
+        for pipe in (self.proc.stdout, self.incoming):
             if pipe is not None:
                 with contextlib.suppress(OSError, ValueError):
                     pipe.close()
@@ -336,10 +443,12 @@ def _stop_quietly(channel: _Channel) -> None:
 
 
 class NodeHost:
-    """Loads and runs JS/TS tools for one ToolHost; the Node process starts on first use."""
+    """Loads and runs JS/TS tools for one ToolHost; the process starts on first use."""
 
-    def __init__(self, node: str, cwd: Path, cache: Path | None = None) -> None:
-        self.node = node
+    def __init__(self, runtime: Runtime | str, cwd: Path, cache: Path | None = None) -> None:
+        if isinstance(runtime, str):  # a node binary, as before runtimes were chosen
+            runtime = Runtime("node", runtime, "")
+        self.runtime = runtime
         self.cwd = cwd
         self.cache = cache or cache_dir()
         self._channel: _Channel | None = None
@@ -354,28 +463,47 @@ class NodeHost:
             if channel is not None and not channel.dead:
                 return channel
             if self._retired:
-                raise HostFailed("the tool files changed, and this Node.js host was retired")
+                raise HostFailed("the tool files changed, and this JS/TS host was retired")
             channel = self._start()
             self._channel = channel
             return channel
 
+    def _argv(self) -> list[str]:
+        if self.runtime.kind == "bun":
+            # --no-install: a missing package is an error here, never a download.
+            return [self.runtime.path, "--no-install", str(HOST_SCRIPT)]
+        return [self.runtime.path, "--enable-source-maps", str(HOST_SCRIPT)]
+
     def _start(self) -> _Channel:
-        env = {**os.environ, "TOOLHOST_NODE_CACHE": str(self.cache)}
-        proc = subprocess.Popen(
-            [self.node, "--enable-source-maps", str(HOST_SCRIPT)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=self.cwd,
-            env=env,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            bufsize=1,
-        )
-        channel = _Channel(proc)
-        for target in (channel.read, channel.drain_stderr):
-            threading.Thread(target=target, name="toolhost-node-host", daemon=True).start()
+        read_fd, write_fd = os.pipe()
+        env = {
+            **os.environ,
+            "TOOLHOST_NODE_CACHE": str(self.cache),
+            "TOOLHOST_PROTOCOL_FD": str(write_fd),
+        }
+        try:
+            proc = subprocess.Popen(
+                self._argv(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,),
+                cwd=self.cwd,
+                env=env,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                bufsize=1,
+            )
+        except OSError:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        incoming = open(read_fd, encoding="utf-8", errors="replace")  # noqa: SIM115
+        channel = _Channel(proc, incoming)
+        for target in (channel.read, channel.drain_output):
+            threading.Thread(target=target, name="toolhost-js-host", daemon=True).start()
         if self._finalizer is not None:
             self._finalizer.detach()
         # A host dropped without close() still ends its process (and at interpreter exit).
@@ -385,7 +513,7 @@ class NodeHost:
         except (HostFailed, concurrent.futures.TimeoutError) as error:
             channel.stop(kill=True)
             reason = str(error) or channel.exit_reason()
-            raise HostFailed(f"the Node.js host did not start: {reason}") from None
+            raise HostFailed(f"the JS/TS host did not start: {reason}") from None
         return channel
 
     def load(self, files: list[Path]) -> dict[Path, dict[str, Any]]:
@@ -422,7 +550,7 @@ class NodeHost:
             await asyncio.wait({future}, timeout=ABORT_GRACE_SECONDS)
             if not future.done():
                 log.warning(
-                    "JS/TS tool %s ignored its abort for %.0f s; restarting the Node.js host",
+                    "JS/TS tool %s ignored its abort for %.0f s; restarting the JS/TS host",
                     ctx.tool,
                     ABORT_GRACE_SECONDS,
                 )
@@ -524,3 +652,40 @@ def _js_error(tool_id: str, info: dict[str, Any]) -> ToolError:
         "You may retry, or continue another way.",
         kind="internal",
     )
+
+
+# -- toolhost doctor ---------------------------------------------------------------------
+
+DOCTOR_CHECK = "js-runtime"
+
+
+def doctor_check() -> dict[str, Any]:
+    """Which runtime serves JS/TS custom tools, as a ``toolhost doctor`` check.
+
+    Installs nothing: a Bun that would be installed on first need is reported as such.
+    """
+    try:
+        runtime = find_runtime(install=False)
+    except NodeUnavailable as error:
+        return {
+            "name": DOCTOR_CHECK,
+            "ok": False,
+            "detail": str(error).removeprefix("not loaded: "),
+        }
+    if runtime.kind == "bun":
+        summary = f"Bun {runtime.version}"
+        detail = f"Bun {runtime.version} ({runtime.path}) runs JS/TS custom tools, as in OpenCode"
+    elif shutil.which("npm") is not None and os.environ.get("TOOLHOST_JS_RUNTIME") != "node":
+        summary = "Bun (installed on first need)"
+        detail = (
+            f"Bun is installed from npm into {bun_dir()} when a JS/TS tool first loads; "
+            f"until then, and if that fails, Node.js {runtime.version} ({runtime.path}) runs "
+            "them, where Bun.* APIs fail"
+        )
+    else:
+        summary = f"Node.js {runtime.version} (no Bun)"
+        detail = (
+            f"Node.js {runtime.version} ({runtime.path}) runs JS/TS custom tools, so Bun.* APIs "
+            f"fail ({runtime.why_not_bun}); put bun on PATH to run them as OpenCode does"
+        )
+    return {"name": DOCTOR_CHECK, "ok": True, "detail": detail, "summary": summary}

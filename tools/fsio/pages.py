@@ -15,10 +15,12 @@ Blocking: run in a worker thread (``ctx.run_blocking``), with the call's abort s
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import os
 import stat
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import BinaryIO
 
@@ -110,7 +112,8 @@ def read_page(
             sample = handle.read(SAMPLE_BYTES)
             size = os.fstat(handle.fileno()).st_size
             sniffed = _sniff(sample)
-            claimed = sniffed or MEDIA_EXTENSIONS.get(path.suffix.lower())
+            suffix = os.path.splitext(path)[1].lower()  # not Path.suffix: read's hot path
+            claimed = sniffed or MEDIA_EXTENSIONS.get(suffix)
             if claimed and size > MAX_MEDIA_BYTES:
                 raise _media_too_large(path)
             if sniffed:
@@ -119,7 +122,7 @@ def read_page(
                 if len(data) > MAX_MEDIA_BYTES:  # it grew since the stat
                     raise _media_too_large(path)
                 return Media(sniffed, data)
-            if _is_binary(path, sample):
+            if _is_binary(suffix, sample):
                 raise ToolError(f"Cannot read binary file: {path}")
             encoding, start = _text_encoding(sample)
             handle.seek(start)
@@ -147,8 +150,8 @@ def _sniff(head: bytes) -> str | None:
     return None
 
 
-def _is_binary(path: Path, sample: bytes) -> bool:
-    if path.suffix.lower() in BINARY_EXTENSIONS:
+def _is_binary(suffix: str, sample: bytes) -> bool:
+    if suffix in BINARY_EXTENSIONS:
         return True
     if not sample:
         return False
@@ -173,25 +176,110 @@ def _text_encoding(sample: bytes) -> tuple[str, int]:
 def _page_of_stream(
     handle: BinaryIO, encoding: str, offset: int, limit: int, abort: AbortSignal
 ) -> Page:
+    """The page, a chunk at a time: each chunk's lines are decoded, split, cut and sized
+    by C-level string operations, not one Python step per line."""
     skipped = _skip_lines(handle, offset - 1, abort)
     if skipped < offset - 1:
         return Page(offset, [], count=skipped, more=False, cut=False)
-    page = _PageBuilder(limit)
+    lines: list[str] = []
+    used = 0  # bytes of the page so far, joining newlines included
     count = skipped
+    pending = b""  # the start of a line whose end has not been read yet
     while True:
-        line = _next_line(handle, abort)
-        if line is None:
-            return Page(offset, page.lines, count=count, more=False, cut=False)
-        count += 1
-        if count % ABORT_EVERY_LINES == 0:
-            abort.check()
-        if not page.add(line.decode(encoding, "replace")):
-            return Page(offset, page.lines, count=None, more=True, cut=True)
-        if page.full:
+        abort.check()
+        base = handle.tell() - len(pending)  # where ``pending`` starts in the file
+        chunk = handle.read(CHUNK_BYTES)
+        if not chunk and not pending:
+            return Page(offset, lines, count=count, more=False, cut=False)
+        after_long = None  # where the file goes on after a long line in ``parts``
+        need = limit - len(lines)
+        if not chunk:  # the last line, without a line break
+            parts, pending, at_eof = [pending], b"", True
+        else:
+            parts = (pending + chunk).split(b"\n")
+            pending, at_eof = parts.pop(), False
+            if len(parts) < need and len(pending) >= HEAD_BYTES:
+                # A long line the page reaches: keep its head, read past the rest.
+                _skip_rest_of_line(handle, abort)
+                parts.append(pending[:HEAD_BYTES])
+                pending, after_long = b"", handle.tell()
+        batch = parts[:need]
+        texts, bounds = _display(batch, encoding)
+        room = MAX_BYTES - used - (1 if lines else 0)
+        fit = bounds.fitting(room)
+        if fit < len(texts):  # the byte budget ends the page
+            lines += texts[:fit]
+            return Page(offset, lines, count=None, more=True, cut=True)
+        if texts:
+            used += bounds.total + (1 if lines else 0)
+            lines += texts
+        count += len(batch)
+        if len(lines) >= limit:
+            if at_eof:
+                return Page(offset, lines, count=count, more=False, cut=False)
+            if after_long is not None and len(batch) == len(parts):
+                handle.seek(after_long)
+            else:
+                handle.seek(base + sum(map(len, batch)) + len(batch))  # after the last line
             rest = _count_rest(handle, abort)
             total = None if rest is None else count + rest
             more = rest is None or rest > 0
-            return Page(offset, page.lines, count=total, more=more, cut=False)
+            return Page(offset, lines, count=total, more=more, cut=False)
+        if at_eof:
+            return Page(offset, lines, count=count, more=False, cut=False)
+
+
+def _display(raw: list[bytes], encoding: str) -> tuple[list[str], _Bounds]:
+    """The lines as shown (``\r`` dropped, long ones cut), and the bytes the first k of
+    them take joined by newlines (``_Bounds``)."""
+    if not raw:
+        return [], _Bounds([], "")
+    text = b"\n".join(raw).decode(encoding, "replace")  # no invalid sequence spans a \n
+    lines = text.split("\n")
+    changed = False
+    if "\r" in text:
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        changed = True
+    if max(map(len, lines)) > MAX_LINE_LENGTH:
+        lines = [
+            line[:MAX_LINE_LENGTH] + LINE_SUFFIX if len(line) > MAX_LINE_LENGTH else line
+            for line in lines
+        ]
+        changed = True
+    return lines, _Bounds(lines, "" if changed else text)
+
+
+class _Bounds:
+    """How many bytes the first k lines take, joined by newlines, computed only as far
+    as needed: usually the whole batch fits and one length answers."""
+
+    def __init__(self, lines: list[str], joined: str) -> None:
+        self.lines = lines
+        if not lines:
+            self.total = 0
+        elif joined and joined.isascii():
+            self.total = len(joined)
+        else:
+            self.total = len("\n".join(lines).encode("utf-8", "surrogatepass"))
+        self._prefix: list[int] | None = None
+
+    def fitting(self, room: int) -> int:
+        """The most lines (from the first) that take at most ``room`` bytes."""
+        if self.total <= room:
+            return len(self.lines)
+        if self._prefix is None:
+            sizes = accumulate(len(line.encode("utf-8", "surrogatepass")) for line in self.lines)
+            self._prefix = [total + k for k, total in enumerate(sizes)]
+        return bisect.bisect_right(self._prefix, room)
+
+
+def _skip_rest_of_line(handle: BinaryIO, abort: AbortSignal) -> None:
+    """Read past the end of the current line, a chunk at a time."""
+    while True:
+        abort.check()
+        rest = handle.readline(CHUNK_BYTES)
+        if not rest or rest.endswith(b"\n"):
+            return
 
 
 def _skip_lines(handle: BinaryIO, wanted: int, abort: AbortSignal) -> int:

@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { ToolCaller, ToolhostApi } from './api';
 import { registerCommands, ResultDocuments } from './commands';
+import { jsRuntimeCheck } from './common/doctor';
 import { createLog, errorText, traceInfo } from './common/logging';
 import { onDidChangeInterpreter } from './common/python';
 import { ServerManager } from './common/server';
@@ -70,7 +71,13 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
 
   const manager = server;
   subscriptions.push(
-    manager.onDidChangeState((state) => status.setState(state)),
+    manager.onDidChangeState((state) => {
+      status.setState(state);
+      if (state.kind === 'running') {
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+        void jsRuntimeCheck(state.command, folder).then((check) => status.setJsRuntime(check?.summary));
+      }
+    }),
     manager.onDidChangeTools(() => void api.listTools().catch(() => undefined)),
     ...registerCommands(manager, api, results),
     registerRulesCommand(manager),

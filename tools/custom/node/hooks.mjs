@@ -5,7 +5,8 @@
 //   "type": "module" (OpenCode runs tools on Bun, which does not care).
 // - Bare imports a tool folder cannot resolve (@opencode-ai/plugin, zod) fall back to
 //   toolhost's npm cache; extensionless relative imports ("./lib") find lib.ts/lib.js.
-// - "bun" resolves to a stub whose every use fails with a clear message.
+// - "bun" resolves to a stub whose every use fails with a clear message (toolhost uses
+//   Node.js only when Bun could not be had).
 import * as nodeModule from "node:module";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -33,8 +34,9 @@ const BUN_STUB =
 const fail = (name) => {
   const error = new Error(
     "This tool uses Bun." + name + ", a Bun-only API. toolhost runs OpenCode's JS/TS tools " +
-    "on Node.js, where Bun's APIs do not exist; the tool needs rewriting with Node's APIs " +
-    "(e.g. child_process.execFile instead of Bun.$) to work here.");
+    "on Bun, but Bun could not be had here, so this one ran on Node.js, where Bun's APIs do " +
+    "not exist (toolhost doctor says why). Put bun on PATH, or rewrite the tool with " +
+    "Node's APIs (e.g. child_process.execFile instead of Bun.$).");
   error.toolhostBun = true;
   throw error;
 };

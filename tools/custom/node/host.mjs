@@ -1,17 +1,67 @@
-// toolhost's Node host: loads OpenCode-style JS/TS custom tools and runs them on request.
+// toolhost's JS/TS host: loads OpenCode-style custom tools and runs them on request, on Bun
+// (as OpenCode does) or on Node.js (with hooks.mjs for TypeScript and module resolution).
 //
-// JSON lines on stdin/stdout. toolhost sends {type: "load" | "call" | "abort" | "askReply"};
-// this host answers {type: "hello" | "loaded" | "result" | "ask" | "metadata"}.
-// Everything else a tool writes to stdout goes to stderr, so it cannot break the pipe.
-import { register } from "node:module";
+// JSON lines: toolhost sends {type: "load" | "call" | "abort" | "askReply"} on stdin; this
+// host answers {type: "hello" | "loaded" | "result" | "ask" | "metadata"} on the pipe
+// TOOLHOST_PROTOCOL_FD names. stdout and stderr are only logged, so a tool's console.log
+// or a Bun.$ that prints cannot break the protocol.
 import { createInterface } from "node:readline";
-import { pathToFileURL } from "node:url";
+import { writeSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import * as nodeModule from "node:module";
 
-const writeProtocol = process.stdout.write.bind(process.stdout);
-process.stdout.write = process.stderr.write.bind(process.stderr);
+const onBun = typeof Bun !== "undefined";
+const protocolFd = Number(process.env.TOOLHOST_PROTOCOL_FD || 1);
+const cacheDir = process.env.TOOLHOST_NODE_CACHE || "";
 
-register("./hooks.mjs", import.meta.url, { data: { cacheDir: process.env.TOOLHOST_NODE_CACHE || "" } });
+function writeProtocol(text) {
+  const data = Buffer.from(text, "utf8");
+  let done = 0;
+  while (done < data.length) done += writeSync(protocolFd, data, done, data.length - done);
+}
+
+if (onBun) {
+  registerBunFallback();
+} else {
+  nodeModule.register("./hooks.mjs", import.meta.url, { data: { cacheDir } });
+}
+
+// Bun resolves a tool's imports from its folder's node_modules, as OpenCode's install
+// leaves them. A package found there is left alone; one that is not (@opencode-ai/plugin
+// and zod in a project OpenCode never ran in) is taken from toolhost's cache: its
+// specifier is rewritten to the cached file before Bun sees the source. Bun's NODE_PATH
+// would be simpler, but it ignores package.json "exports" (which @opencode-ai/plugin uses).
+function registerBunFallback() {
+  if (!cacheDir) return;
+  const found = (specifier, folder) => {
+    try {
+      return Bun.resolveSync(specifier, folder);
+    } catch {
+      return null;
+    }
+  };
+  const bare = (specifier) =>
+    /^[@a-zA-Z]/.test(specifier) && !specifier.startsWith("node:") && specifier !== "bun" && !specifier.startsWith("bun:");
+  const escape = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  Bun.plugin({
+    name: "toolhost-cache-fallback",
+    setup(build) {
+      build.onLoad({ filter: /^(?!.*[\\/]node_modules[\\/]).*\.m?[jt]sx?$/ }, async (args) => {
+        let source = await Bun.file(args.path).text();
+        const loader = /\.m?tsx?$/.test(args.path) ? (args.path.endsWith("x") ? "tsx" : "ts") : args.path.endsWith("x") ? "jsx" : "js";
+        const folder = path.dirname(args.path);
+        for (const { path: specifier } of new Bun.Transpiler({ loader }).scanImports(source)) {
+          if (!bare(specifier) || found(specifier, folder)) continue;
+          const cached = found(specifier, cacheDir);
+          if (!cached) continue; // Bun's own error then names the tool's folder
+          source = source.replace(new RegExp(`(["'])${escape(specifier)}\\1`, "g"), JSON.stringify(cached));
+        }
+        return { contents: source, loader };
+      });
+    },
+  });
+}
 
 function send(message) {
   writeProtocol(JSON.stringify(message) + "\n");
@@ -35,6 +85,18 @@ async function importFor(specifiers, fileURL) {
   let lastError;
   for (const specifier of specifiers) {
     try {
+      if (onBun) {
+        // What the tool file itself would import, else toolhost's cache.
+        const bases = [path.dirname(fileURLToPath(fileURL)), cacheDir].filter(Boolean);
+        for (const base of bases) {
+          try {
+            return await import(Bun.resolveSync(specifier, base));
+          } catch (error) {
+            lastError = error;
+          }
+        }
+        continue;
+      }
       return await import("toolhost-resolve:" + encodeURIComponent(JSON.stringify([specifier, fileURL])));
     } catch (error) {
       lastError = error;
@@ -208,9 +270,10 @@ function errorInfo(error, aborted) {
       kind: "failed",
       bun: true,
       message:
-        "This tool uses Bun (the global `Bun`, e.g. Bun.$ or Bun.file), a Bun-only API. toolhost runs " +
-        "OpenCode's JS/TS tools on Node.js, where Bun's APIs do not exist; the tool needs rewriting " +
-        "with Node's APIs (e.g. child_process.execFile instead of Bun.$) to work here.",
+        "This tool uses Bun (the global `Bun`, e.g. Bun.$ or Bun.file), a Bun-only API. toolhost " +
+        "runs OpenCode's JS/TS tools on Bun, but Bun could not be had here, so this one ran on " +
+        "Node.js, where Bun's APIs do not exist (`toolhost doctor` says why). Put bun on PATH, " +
+        "or rewrite the tool with Node's APIs (e.g. child_process.execFile instead of Bun.$).",
     };
   }
   return {
@@ -260,4 +323,9 @@ process.on("unhandledRejection", (error) => {
   process.stderr.write(`toolhost node host: unhandled rejection in a tool: ${describe(error)}\n`);
 });
 
-send({ type: "hello", node: process.version, stripTypes: typeof nodeModule.stripTypeScriptTypes === "function" });
+send({
+  type: "hello",
+  runtime: onBun ? "bun" : "node",
+  version: onBun ? Bun.version : process.version,
+  stripTypes: onBun || typeof nodeModule.stripTypeScriptTypes === "function",
+});

@@ -1,5 +1,6 @@
 ---`:checkhealth toolhost`: Neovim's version, the sidecar command, a real start of
----the sidecar (initialize must answer toolhost protocol 1), ripgrep, config problems.
+---the sidecar (initialize must answer toolhost protocol 1), ripgrep, config problems,
+---and the runtime of JS/TS custom tools (Bun or Node.js, from `toolhost doctor`).
 local M = {}
 
 local health = vim.health
@@ -104,6 +105,31 @@ local function check_rg(cmd)
   return false, vim.trim((result.stderr or "") .. (result.stdout or ""))
 end
 
+---Which runtime serves JS/TS custom tools, from `toolhost doctor --json` (check "js-runtime").
+---@param cmd string[]
+---@param root string
+---@return boolean? ok nil when it could not be checked
+---@return string detail
+local function check_js_runtime(cmd, root)
+  if cmd[#cmd] ~= "serve" then
+    return nil, "the cmd option does not end in `serve`"
+  end
+  local run = vim.list_slice(cmd, 1, #cmd - 1)
+  vim.list_extend(run, { "doctor", "--json", "--cwd", root })
+  local result =
+    vim.system(run, { text = true, env = require("toolhost.config").options.cmd_env }):wait(30000)
+  local ok, decoded = pcall(vim.json.decode, result.stdout or "")
+  if not ok or type(decoded) ~= "table" then
+    return nil, "toolhost doctor did not answer: " .. vim.trim(result.stderr or "")
+  end
+  for _, check in ipairs(decoded.checks or decoded) do
+    if type(check) == "table" and check.name == "js-runtime" then
+      return check.ok == true, tostring(check.detail)
+    end
+  end
+  return nil, "toolhost doctor has no js-runtime check"
+end
+
 function M.check()
   local config = require("toolhost.config")
   local client = require("toolhost.client")
@@ -189,6 +215,15 @@ function M.check()
       "ripgrep: " .. detail,
       { "install ripgrep (the `ripgrep` wheel or your package manager)" }
     )
+  end
+
+  local js_ok, js_detail = check_js_runtime(cmd, root)
+  if js_ok then
+    health.ok("JS/TS custom tools: " .. js_detail)
+  elseif js_ok == nil then
+    health.info("JS/TS custom tools not checked: " .. js_detail)
+  else
+    health.warn("JS/TS custom tools: " .. js_detail, { "put bun (or Node.js 20.6+) on PATH" })
   end
 
   health.start("toolhost: running sidecars")

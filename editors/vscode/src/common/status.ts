@@ -11,6 +11,7 @@ export class StatusItem implements vscode.Disposable {
   private state: ServerState = { kind: 'stopped' };
   private toolCount: number | undefined;
   private running = 0;
+  private jsRuntime: string | undefined;
 
   constructor() {
     this.item = vscode.languages.createLanguageStatusItem('toolhost.status', [
@@ -32,6 +33,12 @@ export class StatusItem implements vscode.Disposable {
 
   setToolCount(count: number): void {
     this.toolCount = count;
+    this.render();
+  }
+
+  /** Which runtime serves JS/TS custom tools (from `toolhost doctor`), shown in the detail. */
+  setJsRuntime(summary: string | undefined): void {
+    this.jsRuntime = summary;
     this.render();
   }
 
@@ -62,8 +69,9 @@ export class StatusItem implements vscode.Disposable {
       case 'running': {
         const tools = this.toolCount === undefined ? '' : ` · ${this.toolCount} tools`;
         const calls = this.running ? ` · ${this.running} running` : '';
+        const js = this.jsRuntime ? ` · JS/TS tools: ${this.jsRuntime}` : '';
         item.text = '$(tools) toolhost';
-        item.detail = `ready${tools}${calls}${vscode.workspace.isTrusted ? '' : ' · read-only (Restricted Mode)'}`;
+        item.detail = `ready${tools}${calls}${js}${vscode.workspace.isTrusted ? '' : ' · read-only (Restricted Mode)'}`;
         break;
       }
       case 'missing':

@@ -57,6 +57,14 @@ test('the status item shows the sidecar as ready with its tool count', async () 
   assert.equal(item.command.command, 'toolhost.showLog');
 });
 
+test('the status item says which runtime serves JS/TS custom tools (toolhost doctor)', async () => {
+  const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
+  await waitFor(
+    () => /JS\/TS tools: (Bun|Node\.js)/.test(item.detail),
+    'the JS/TS runtime in the status item',
+  );
+});
+
 test('read serves the unsaved editor buffer, not the disk', async () => {
   await stub.type(s.file('notes.txt'), [
     new vscode.TextEdit(new vscode.Range(0, 0, 0, 0), 'typed, not saved\n'),

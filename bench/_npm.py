@@ -1,0 +1,61 @@
+"""npm packages the benchmarks compare against, installed on first use into a cache
+outside the repo (``$TOOLHOST_BENCH_CACHE``, default ``~/.cache/toolhost-bench``).
+
+A benchmark whose peer cannot be installed (no npm, no registry) raises ``Unavailable``
+with the reason; ``run.py`` reports it as not run rather than as a pass.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+
+class Unavailable(Exception):
+    """A peer could not be installed here; the message says why."""
+
+
+def cache_root() -> Path:
+    override = os.environ.get("TOOLHOST_BENCH_CACHE")
+    return Path(override) if override else Path.home() / ".cache" / "toolhost-bench"
+
+
+def ensure(name: str, *packages: str, marker: str) -> Path:
+    """``packages`` installed into ``<cache>/<name>``; returns that folder.
+
+    ``marker`` is a path inside it that exists once the install is complete.
+    """
+    folder = cache_root() / name
+    if (folder / marker).exists():
+        return folder
+    npm = shutil.which("npm")
+    if npm is None:
+        raise Unavailable(f"npm is not on PATH, so {' '.join(packages)} cannot be installed")
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "package.json").exists():
+        (folder / "package.json").write_text('{"private": true}\n', encoding="utf-8")
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", *packages],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if done.returncode != 0 or not (folder / marker).exists():
+        tail = (done.stderr or done.stdout).strip()[-400:]
+        raise Unavailable(f"npm install {' '.join(packages)} failed: {tail}")
+    return folder
+
+
+def opencode() -> Path:
+    """OpenCode 1.18.33's binary (npm ``opencode-ai``; about 350 MB)."""
+    folder = ensure(
+        "opencode-1.18.33", "opencode-ai@1.18.33", marker="node_modules/opencode-ai/package.json"
+    )
+    binary = folder / "node_modules" / ".bin" / "opencode"
+    if not binary.exists():
+        raise Unavailable(f"opencode-ai installed, but {binary} is missing")
+    return binary

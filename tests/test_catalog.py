@@ -1,0 +1,59 @@
+"""The built-in catalogue (tools/builtin/catalog.json) says what the modules say.
+
+The sidecar lists its built-ins from the catalogue and imports a tool's module only when
+the tool first runs; a change to a tool's prose, schema or annotations must regenerate it:
+``.venv/bin/python scripts/gen_catalog.py``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools.builtin import BUILTIN_ORDER, LazyBuiltin, builtin_tools, loaded_builtin
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_the_catalogue_is_current() -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "gen_catalog.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("tool_id", BUILTIN_ORDER)
+def test_a_lazy_builtin_shows_what_its_module_defines(tool_id: str) -> None:
+    (lazy,) = [tool for tool in builtin_tools() if tool.id == tool_id]
+    real = loaded_builtin(tool_id)
+    assert isinstance(lazy, LazyBuiltin)
+    assert lazy.to_wire() == real.to_wire()
+    assert (lazy.requires, lazy.describes) == (real.requires, real.describe is not None)
+
+
+def test_listing_and_running_read_imports_no_other_tool() -> None:
+    code = (
+        "import asyncio, sys, tempfile, pathlib\n"
+        "from tools import ToolHost\n"
+        "root = pathlib.Path(tempfile.mkdtemp()); (root / 'a.txt').write_text('x\\n')\n"
+        "host = ToolHost(root)\n"
+        "wire = [t.to_wire() for t in host.registry.tools if t.id != 'skill']\n"
+        "result = asyncio.run(host.execute('read', {'filePath': str(root / 'a.txt')}))\n"
+        "assert not result.is_error, result.output\n"
+        "loaded = sorted(m.split('.')[-1] for m in sys.modules if m.startswith('tools.builtin.'))\n"
+        "print(' '.join(loaded))\n"
+        "print(' '.join(m for m in ('httpx', 'yaml', 'tree_sitter') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+    )
+    builtins, heavy = [*done.stdout.splitlines(), "", ""][:2]
+    assert builtins.split() == ["invalid", "read"]
+    assert heavy == ""
