@@ -257,7 +257,8 @@ async function activate() {
       shows: 'alpha',
       shot: 'save-mine',
     });
-    await sleep(1500);
+    // A conflict ("the file is newer") keeps it dirty: the test then says what it saw.
+    await waitFor(() => !doc.isDirty, 'the save', 15000).catch(() => undefined);
     const saved = { text: doc.getText(), dirty: doc.isDirty, disk: disk('draft.txt') };
     return { output: result.output, isError: result.isError, typed, after, undone, saved };
   });
