@@ -121,16 +121,24 @@ def text(output: str | bytes | None) -> str:
 
 
 class LuaRunner:
-    """Runs each Lua test file once (its tests share one Neovim and one sidecar)."""
+    """Runs each Lua test file once (its tests share one Neovim and one sidecar).
 
-    def __init__(self, nvim: str, tmp: pytest.TempPathFactory) -> None:
+    ``long_files`` start in the background at the first run (only the runner whose
+    ``finish_long`` collects them should have any: another would start them again and
+    leave them running unwaited).
+    """
+
+    def __init__(
+        self, nvim: str, tmp: pytest.TempPathFactory, long_files: list[Path] = LONG_FILES
+    ) -> None:
         self.nvim = nvim
         self.tmp = tmp
+        self.long_files = long_files
         self.runs: dict[Path, FileRun] = {}
         self.background: dict[Path, tuple[subprocess.Popen[str], float]] = {}
 
     def start_long(self) -> None:
-        for path in LONG_FILES:
+        for path in self.long_files:
             if path not in self.background and path not in self.runs:
                 env = isolated_env(self.tmp.mktemp(path.stem))
                 proc = subprocess.Popen(
