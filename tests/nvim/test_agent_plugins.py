@@ -62,7 +62,7 @@ def agent_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LuaRunner]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TOOLHOST_NVIM_PLUGINS", str(found))
         patch.setenv("TOOLHOST_SCRIPTED_MODEL", f"http://127.0.0.1:{next(model).port}")
-        yield LuaRunner(NVIM, tmp_path_factory, long_files=[])  # test_neovim.py runs them
+        yield LuaRunner(NVIM, tmp_path_factory)
     model.close()
 
 
