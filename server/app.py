@@ -220,6 +220,12 @@ async def serve_stdio(server: ToolhostServer) -> None:
     await writer.drain()
 
 
+def _is_bind_failure(error: OSError) -> bool:
+    import errno
+
+    return error.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
+
+
 def run(
     server: ToolhostServer,
     transport: str,
@@ -251,12 +257,21 @@ def run(
         token = new_token()
         server.lock = LockKeeper(token, "tcp" if transport == "tcp" else "ws")
         announce = server.lock.listening
-        if transport == "tcp":
-            await sockets.serve_tcp(server.protocol, host, port, token=token, announce=announce)
-        else:
-            await sockets.serve_ws(
-                server.protocol, host, port, token=token, origins=origins, announce=announce
-            )
+        try:
+            if transport == "tcp":
+                await sockets.serve_tcp(server.protocol, host, port, token=token, announce=announce)
+            else:
+                await sockets.serve_ws(
+                    server.protocol, host, port, token=token, origins=origins, announce=announce
+                )
+        except OSError as error:
+            if not _is_bind_failure(error):
+                raise
+            # A person typed the address: say what happened and what to do, no traceback.
+            raise SystemExit(
+                f"toolhost: cannot listen on {host}:{port}: {os.strerror(error.errno or 0)}. "
+                "Pick another port (0 lets the system choose one), or stop what holds it."
+            ) from None
 
     try:
         asyncio.run(main())

@@ -79,10 +79,12 @@ class Pins:
     """
 
     def __init__(self) -> None:
-        self._real: dict[Path, Path] = {}
+        # Keyed and valued by text: this runs several times per call, and a Path costs
+        # a parse and a hash each time.
+        self._real: dict[str, str] = {}
 
-    def pin(self, path: Path, real: Path) -> None:
-        self._real[Path(os.path.normpath(path))] = real
+    def pin(self, path: Path | str, real: Path | str) -> None:
+        self._real[os.path.normpath(path)] = os.fspath(real)
 
     def real(self, path: Path) -> Path:
         """``path`` as checked (symlinks resolved then); an unchecked path is resolved now.
@@ -90,14 +92,15 @@ class Pins:
         A name under a checked folder (a folder another path was pinned to) is resolved
         relative to the folder's pin, so a file tool's parents are pinned too.
         """
-        path = Path(os.path.normpath(path))
-        found = self._real.get(path)
+        key = os.path.normpath(path)
+        found = self._real.get(key)
         if found is not None:
-            return found
-        parent = self._real.get(path.parent)
+            return Path(found)
+        folder, name = os.path.split(key)
+        parent = self._real.get(folder)
         if parent is not None:
-            return real_under(parent, path.name)
-        return resolve_once(path)
+            return Path(_real_under_text(parent, name))
+        return resolve_once(Path(key))
 
 
 def resolve_once(path: Path) -> Path:
@@ -110,10 +113,15 @@ def resolve_once(path: Path) -> Path:
 
 
 def real_under(folder: Path, name: str) -> Path:
-    candidate = folder / name
+    return Path(_real_under_text(os.fspath(folder), name))
+
+
+def _real_under_text(folder: str, name: str) -> str:
+    """``folder`` (already real) joined with ``name``, followed only if it is a link."""
+    candidate = os.path.join(folder, name)
     if name in ("", ".", "..") or not os.path.islink(candidate):
-        return Path(os.path.normpath(candidate))
-    return Path(os.path.realpath(candidate))
+        return os.path.normpath(candidate)
+    return os.path.realpath(candidate)
 
 
 async def assert_external_directory(
@@ -133,21 +141,22 @@ async def assert_external_directory(
     if target is None:
         return None
     roots = ctx.host.real_roots
-    target = Path(os.path.normpath(target))
-    if target.name:  # the folder resolved once; the name followed only if it is a link
-        real_folder = Path(os.path.realpath(target.parent))
-        real_target = real_under(real_folder, target.name)
-        ctx.pins.pin(target.parent, real_folder)  # where the name itself lives (a delete)
-    else:
-        real_target = target
-    ctx.pins.pin(target, real_target)
-    resolved_text = str(real_target)  # physical: `link/..` is the link target's parent
+    # Text, not Paths, until the answer: this runs for every file a call touches.
     written_text = os.path.normpath(target)
+    folder, name = os.path.split(written_text)
+    if name:  # the folder resolved once; the name followed only if it is a link
+        real_folder = os.path.realpath(folder)
+        resolved_text = _real_under_text(real_folder, name)
+        ctx.pins.pin(folder, real_folder)  # where the name itself lives (a delete)
+    else:
+        resolved_text = written_text
+    # physical: `link/..` is the link target's parent
+    ctx.pins.pin(written_text, resolved_text)
     resolved_inside = any(_inside_text(resolved_text, str(root)) for root in roots)
     if resolved_inside and any(
         _inside_text(written_text, str(root)) for root in (ctx.directory, ctx.worktree, *roots)
     ):
-        return real_target
+        return Path(resolved_text)
     written, resolved = Path(written_text), Path(resolved_text)
     outside = written if resolved_inside else resolved
     directory = outside if kind == "directory" else outside.parent
@@ -158,4 +167,4 @@ async def assert_external_directory(
         [glob],
         {"filepath": str(outside), "parentDir": str(directory)},
     )
-    return real_target
+    return resolved

@@ -180,6 +180,46 @@ function T.answer_prompts(choose, feedback)
   return seen
 end
 
+---Waits until toolhost's review queue (require("toolhost").pending()) holds an ask
+---for which `matches(ask)` is true, and returns it. The wait is generous: an ask
+---usually arrives within a second, but a loaded 2-core machine may take far longer.
+---@param matches fun(ask: table): boolean
+---@param what string what was awaited, for the failure message
+---@param ms? integer default 30000
+---@return table ask
+function T.pending_review(matches, what, ms)
+  local found
+  T.wait(function()
+    for _, ask in ipairs(require("toolhost").pending()) do
+      if matches(ask) then
+        found = ask
+        return true
+      end
+    end
+  end, what, ms or 30000)
+  return found
+end
+
+---Answers the review shown first as a person does: `:Toolhost review` moves into the
+---review window, where `keys` are typed (e.g. "ga" accept, "gr" reject, "gs" save
+---yours too), with the typeahead run to its end. Returns the window's text as the
+---person saw it before typing, and puts the focus back where it was.
+---@param keys string
+---@return string shown
+function T.review_keys(keys)
+  local before = vim.api.nvim_get_current_win()
+  vim.cmd("Toolhost review")
+  local win = T.ok(require("toolhost.review").window(), "the review window is open")
+  T.eq(vim.api.nvim_get_current_win(), win, ":Toolhost review moved into the review window")
+  local shown =
+    table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+  vim.api.nvim_feedkeys(vim.keycode(keys), "x", false)
+  if vim.api.nvim_win_is_valid(before) then
+    vim.api.nvim_set_current_win(before)
+  end
+  return shown
+end
+
 ---Starts a real language server for every Python buffer, as a user's config would.
 ---@param name string "ruff" or "jedi"
 ---@param root string

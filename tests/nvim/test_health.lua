@@ -21,8 +21,21 @@ T.test(":checkhealth toolhost reports OK and no ERROR", function()
   T.contains(report, "protocol 1")
   T.contains(report, "ripgrep found")
   T.contains(report, "JS/TS custom tools: ")
+  T.contains(report, "OK bash sandbox: commands run under ")
   T.contains(report, "tools for " .. root)
   T.contains(report, root .. ": client ")
+end)
+
+T.test(":checkhealth toolhost warns when commands would run unsandboxed", function()
+  require("toolhost").setup({
+    cmd = T.toolhost,
+    autostart = false,
+    -- Takes every mechanism away from the sidecar's own probe (never widens anything).
+    cmd_env = { TOOLHOST_SANDBOX_SIMULATE = "none" },
+  })
+  local report = checkhealth()
+  T.contains(report, "WARNING bash sandbox: commands run UNSANDBOXED (sandbox.mode: auto)")
+  T.contains(report, "apt install bubblewrap")
 end)
 
 T.test(":checkhealth toolhost reports a sidecar that cannot start as an ERROR", function()

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,16 +122,31 @@ def text(output: str | bytes | None) -> str:
 
 
 class LuaRunner:
-    """Runs each Lua test file once (its tests share one Neovim and one sidecar)."""
+    """Runs each Lua test file once (its tests share one Neovim and one sidecar).
 
-    def __init__(self, nvim: str, tmp: pytest.TempPathFactory) -> None:
+    ``long_files`` start in the background with the first file and are collected by
+    ``finish_long``; a runner for other files (the agent plugins') starts none, or it
+    would run them a second time and leave their Neovim unreaped.
+    """
+
+    def __init__(
+        self, nvim: str, tmp: pytest.TempPathFactory, long_files: Sequence[Path] = ()
+    ) -> None:
         self.nvim = nvim
         self.tmp = tmp
+        self.long_files = tuple(long_files)
         self.runs: dict[Path, FileRun] = {}
         self.background: dict[Path, tuple[subprocess.Popen[str], float]] = {}
 
+    def close(self) -> None:
+        """End and reap what was started and never collected (a deselected long test)."""
+        for proc, _ in self.background.values():
+            proc.kill()
+            proc.communicate()
+        self.background.clear()
+
     def start_long(self) -> None:
-        for path in LONG_FILES:
+        for path in self.long_files:
             if path not in self.background and path not in self.runs:
                 env = isolated_env(self.tmp.mktemp(path.stem))
                 proc = subprocess.Popen(
@@ -192,8 +208,10 @@ class LuaRunner:
 
 
 @pytest.fixture(scope="session")
-def lua_runs(nvim: str, tmp_path_factory: pytest.TempPathFactory) -> LuaRunner:
-    return LuaRunner(nvim, tmp_path_factory)
+def lua_runs(nvim: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LuaRunner]:
+    runner = LuaRunner(nvim, tmp_path_factory, LONG_FILES)
+    yield runner
+    runner.close()
 
 
 def cases(files: list[Path] = LUA_FILES) -> list[pytest.param]:

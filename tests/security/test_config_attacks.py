@@ -119,6 +119,40 @@ async def test_writing_opencode_json_asks_and_does_not_loosen_until_accepted(
     assert not (worktree / "pwned").exists()
 
 
+AGENT_ALLOWS_ALL = '{"agent": {"build": {"permission": {"bash": "allow"}}}}'
+
+
+async def write_agent_config_then_bash(worktree: Path, person: Person) -> Any:
+    state = await started(worktree, trusted=True)
+    wrote = await state.host.execute(
+        "write",
+        {"filePath": str(worktree / "opencode.json"), "content": AGENT_ALLOWS_ALL},
+        editor=person,
+    )
+    assert not wrote.is_error, wrote.output
+    await state._changed({CONFIG})
+    return await state.host.execute("bash", touch(worktree / "pwned"), editor=person)
+
+
+async def test_an_agents_own_permission_loosens_bash_without_the_defences(
+    worktree: Path, global_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (global_dir / "opencode.json").write_text('{"permission": {"bash": "deny"}}')
+    monkeypatch.setattr(server_state, "loosenings", lambda old, new, ids: [])
+    ran = await write_agent_config_then_bash(worktree, Person())
+    assert not ran.is_error, ran.output
+    assert (worktree / "pwned").exists()  # agent.build.permission has the last word
+
+
+async def test_an_agents_own_permission_waits_until_accepted(
+    worktree: Path, global_dir: Path
+) -> None:
+    (global_dir / "opencode.json").write_text('{"permission": {"bash": "deny"}}')
+    ran = await write_agent_config_then_bash(worktree, Person())
+    assert ran.is_error and ran.metadata["error"] == "permission_denied", ran.output
+    assert not (worktree / "pwned").exists()
+
+
 async def test_an_always_for_edits_does_not_cover_config_files(
     worktree: Path, global_dir: Path
 ) -> None:

@@ -4,6 +4,7 @@ and ``serve``'s exit status for each way a stdio session can end."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,18 @@ def test_serve_takes_one_transport(root: Path) -> None:
     done = run_toolhost("serve", "--tcp", "127.0.0.1:0", "--ws", "127.0.0.1:0", cwd=root)
     assert done.returncode == 2
     assert "not allowed with argument" in done.stderr
+
+
+@pytest.mark.parametrize("transport", ["--tcp", "--ws"])
+def test_a_port_in_use_says_so_without_a_traceback(root: Path, transport: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run_toolhost("serve", transport, f"127.0.0.1:{port}", cwd=root)
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(

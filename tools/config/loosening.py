@@ -29,11 +29,16 @@ _RANK = {"deny": 0, "ask": 1, "allow": 2}
 def loosenings(old: Config, new: Config, tool_ids: Iterable[str] = ()) -> list[str]:
     """What ``new`` may allow that ``old`` does not, one phrase each ([]: nothing)."""
     found: list[str] = []
-    for agent in ("build", *AGENT_RULES):
+    # Every agent either config names too: ``agent.<name>.permission`` is the last word
+    # on that agent's rules, so a new entry there can loosen as much as ``permission``.
+    for agent in dict.fromkeys(("build", *AGENT_RULES, *old.agents, *new.agents)):
         base = [*default_rules(output_dir()), *rules_from_config(AGENT_RULES.get(agent))]
-        change = first_loosening(old.effective_rules(base), new.effective_rules(base))
+        change = first_loosening(
+            old.effective_rules(base, _agent_rules(old, agent)),
+            new.effective_rules(base, _agent_rules(new, agent)),
+        )
         if change is not None:
-            found.append(change)
+            found.append(change if agent == "build" else f"{change} (agent {agent})")
             break
     ids = {*tool_ids, *old.enabled, *new.enabled}
     found += [f"the {t} tool is switched on" for t in sorted(ids) if _turned_on(old, new, t)]
@@ -48,6 +53,11 @@ def loosenings(old: Config, new: Config, tool_ids: Iterable[str] = ()) -> list[s
     if new.sandbox != old.sandbox:  # any change counts: which ones widen is not worth guessing
         found.append("the bash sandbox's settings change")
     return list(dict.fromkeys(found))
+
+
+def _agent_rules(config: Config, agent: str) -> Ruleset:
+    entry = config.agents.get(agent)
+    return rules_from_config(entry.permission) if entry is not None else []
 
 
 def first_loosening(old: Sequence[Rule], new: Sequence[Rule]) -> str | None:

@@ -39,10 +39,13 @@ class PathChanged(OSError):
         self.where = where
 
 
-def _components(path: Path) -> tuple[str, ...]:
-    if not path.is_absolute():
+def _components(path: Path | str) -> list[str]:
+    text = os.fspath(path)
+    if not text.startswith("/"):
         raise ValueError(f"{path} is not absolute")
-    return path.parts[1:]
+    # Text, not Path.parts (same names: "" and "." dropped, ".." kept and walked
+    # physically): this runs for every file operation.
+    return [name for name in text.split("/") if name not in ("", ".")]
 
 
 def open_dir(directory: Path, *, create: bool = False) -> int:
@@ -52,15 +55,13 @@ def open_dir(directory: Path, *, create: bool = False) -> int:
     """
     names = _components(directory)
     fd = os.open("/", _DIR_FLAGS)
-    here = Path("/")
-    for name in names:
-        here = here / name
-        fd = _step(fd, name, here, directory, create)  # consumes the fd it is given
+    for depth, name in enumerate(names):
+        fd = _step(fd, name, names, depth, directory, create)  # consumes the fd it is given
     return fd
 
 
-def _step(fd: int, name: str, here: Path, target: Path, create: bool) -> int:
-    """Open ``name`` inside ``fd`` as a folder (closing ``fd``); the new fd."""
+def _step(fd: int, name: str, names: list[str], depth: int, target: Path, create: bool) -> int:
+    """Open ``name`` (``names[depth]``) inside ``fd`` as a folder (closing ``fd``); the new fd."""
     try:
         try:
             return os.open(name, _DIR_FLAGS, dir_fd=fd)
@@ -72,6 +73,7 @@ def _step(fd: int, name: str, here: Path, target: Path, create: bool) -> int:
             return os.open(name, _DIR_FLAGS, dir_fd=fd)
         except OSError as error:
             if error.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, name):
+                here = Path("/", *names[: depth + 1])  # built only to say where
                 raise PathChanged(target, here) from None
             raise
     finally:

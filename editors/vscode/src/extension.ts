@@ -5,8 +5,8 @@
 import * as vscode from 'vscode';
 import { ToolCaller, ToolhostApi } from './api';
 import { registerCommands, ResultDocuments } from './commands';
-import { jsRuntimeCheck } from './common/doctor';
-import { createLog, errorText, traceInfo } from './common/logging';
+import { doctorChecks, jsRuntimeCheck, sandboxCheck } from './common/doctor';
+import { createLog, errorText, traceInfo, traceWarn } from './common/logging';
 import { onDidChangeInterpreter } from './common/python';
 import { ServerManager } from './common/server';
 import { onDidChangeRestartSetting } from './common/settings';
@@ -75,7 +75,14 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
       status.setState(state);
       if (state.kind === 'running') {
         const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-        void jsRuntimeCheck(state.command, folder).then((check) => status.setJsRuntime(check?.summary));
+        void doctorChecks(state.command, folder).then((checks) => {
+          status.setJsRuntime(jsRuntimeCheck(checks)?.summary);
+          const sandbox = sandboxCheck(checks);
+          status.setSandbox(sandbox);
+          if (sandbox && !sandbox.ok) {
+            traceWarn(`toolhost doctor: ${sandbox.detail}`);
+          }
+        });
       }
     }),
     manager.onDidChangeTools(() => void api.listTools().catch(() => undefined)),

@@ -38,8 +38,10 @@ local function find(name)
   end
 end
 
----process_tool_use as avante's chat calls it; waits for on_complete.
-local function use(name, input)
+---process_tool_use as avante's chat calls it; waits for on_complete. `review`, if
+---given, runs once the call has started: it answers toolhost's review of the call
+---(as a person does in the review window) while the call waits for it.
+local function use(name, input, review)
   local done, result, err = false, nil, nil
   local logs = {}
   local ret, ret_err = llm_tools.process_tool_use(llm_tools.get_tools("", {}), {
@@ -56,16 +58,29 @@ local function use(name, input)
   })
   T.eq(ret, nil, "process_tool_use answers through on_complete (result)")
   T.eq(ret_err, nil, "process_tool_use answers through on_complete (error)")
+  if review then
+    review()
+  end
   T.wait(function()
     return done
   end, name .. " to complete", 30000)
   return result, err, logs
 end
 
+---The edit ask toolhost's review holds for notes.txt (the only one pending).
+local function edit_review()
+  local ask = T.pending_review(function(ask)
+    return ask.permission == "edit"
+  end, "toolhost's review of the edit")
+  T.eq(#require("toolhost").pending(), 1, "asks pending")
+  T.eq(ask.files, { "notes.txt" }, "the files under review")
+  return ask
+end
+
 T.test("every toolhost tool is an avante custom tool, and lookups use the cache", function()
   T.wait(function()
     return find("toolhost_read") ~= nil
-  end, "toolhost_read among avante's tools", 20000)
+  end, "toolhost_read among avante's tools", 30000)
   local names = vim.tbl_map(function(tool)
     return tool.name
   end, llm_tools.get_tools("", {}))
@@ -112,38 +127,53 @@ T.test("process_tool_use runs toolhost_read on the unsaved buffer", function()
 end)
 
 T.test("an edit asks toolhost's review; a rejection reaches avante as the error", function()
-  local prompts = T.answer_prompts(function()
-    return "Allow once"
-  end)
+  -- notes.txt's only line was typed over and not saved (the test above): the edit
+  -- overlaps it, so accepting applies it in the editor only and the disk keeps its text
+  -- (the user's unsaved work is never saved on the agent's behalf).
+  local buf = vim.fn.bufnr(root .. "/notes.txt")
+  T.eq(vim.bo[buf].modified, true, "notes.txt has unsaved changes")
+  local shown
   local result, err = use("toolhost_edit", {
     filePath = root .. "/notes.txt",
     oldString = "not saved",
     newString = "reviewed",
-  })
+  }, function()
+    local ask = edit_review()
+    T.eq(ask.unsaved, { { file = "notes.txt", overlaps = true, lines = { { 1, 1 } } } })
+    shown = T.review_keys("ga")
+  end)
+  T.contains(shown, "-typed, not saved", "the review showed the change")
+  T.contains(shown, "+typed, reviewed", "the review showed the change")
+  T.contains(shown, "overlaps your unsaved lines; chosen: the editor only", "the review said")
   T.eq(err, nil, "edit error")
   T.contains(result, "Edit applied successfully.")
-  T.eq(#prompts, 1, "review prompts")
-  T.eq(T.buf_text(0), "typed, reviewed\n", "the buffer")
-  T.eq(T.read(root .. "/notes.txt"), "typed, reviewed\n", "the file (saved by the editor)")
+  T.contains(result, "was applied in the editor only", "the model is told")
+  T.eq(#require("toolhost").pending(), 0, "nothing left to review")
+  T.eq(T.buf_text(buf), "typed, reviewed\n", "the buffer")
+  T.eq(vim.bo[buf].modified, true, "the buffer is still unsaved")
+  T.eq(T.read(root .. "/notes.txt"), "saved on disk\n", "the file (not saved for the user)")
 
-  T.answer_prompts(function()
-    return "Reject"
-  end)
+  -- gr asks for a reason for the model (vim.ui.input, answered as an input plugin
+  -- would: typed-ahead keys after "gr" would run Neovim's own gr… mappings instead).
+  T.answer_prompts(function() end, "not this way")
   local rejected, why = use("toolhost_edit", {
     filePath = root .. "/notes.txt",
     oldString = "reviewed",
     newString = "changed",
-  })
+  }, function()
+    edit_review()
+    T.review_keys("gr")
+  end)
   T.eq(rejected, nil, "no result for a rejected edit")
   T.contains(why, "rejected")
-  T.eq(T.read(root .. "/notes.txt"), "typed, reviewed\n", "unchanged")
+  T.contains(why, "not this way", "the person's reason reaches avante")
+  T.eq(T.buf_text(buf), "typed, reviewed\n", "the buffer unchanged")
+  T.eq(T.read(root .. "/notes.txt"), "saved on disk\n", "the file unchanged")
 end)
 
 T.test("a new custom tool appears in avante after tools/listChanged", function()
-  -- New tool code waits for a person's yes (toolhost asks, as for an edit).
-  local asked = T.answer_prompts(function()
-    return "Allow once"
-  end)
+  -- New tool code waits for a person's yes in the review (security: an agent's file
+  -- cannot widen what the agent may do), then loads and reaches avante.
   T.write(
     root .. "/.opencode/tools/shout.py",
     table.concat({
@@ -160,10 +190,16 @@ T.test("a new custom tool appears in avante after tools/listChanged", function()
       "",
     }, "\n")
   )
+  local ask = T.pending_review(function(ask)
+    return ask.permission == "config"
+  end, "toolhost's review of the new tool file")
+  T.contains(ask.title, "New or changed custom tool files: .opencode/tools/shout.py")
+  T.eq(#require("toolhost").pending(), 1, "asks pending")
+  T.eq(find("toolhost_shout"), nil, "not loaded before the person says yes")
+  T.review_keys("ga")
   T.wait(function()
     return find("toolhost_shout") ~= nil
-  end, "toolhost_shout among avante's tools", 20000)
-  T.ok(#asked >= 1, "the person was asked to accept the new tool file")
+  end, "toolhost_shout among avante's tools", 30000)
   local result, err = use("toolhost_shout", { word = "hey" })
   T.eq(err, nil, "shout error")
   T.eq(result, "HEY", "shout result")

@@ -55,7 +55,7 @@ T.test("every toolhost tool is registered, with the group toolhost", function()
   local tools_config = require("codecompanion.config").interactions.chat.tools
   T.wait(function()
     return tools_config.toolhost_read ~= nil
-  end, "toolhost_read in codecompanion's tools", 20000)
+  end, "toolhost_read in codecompanion's tools", 30000)
   local group = T.ok(tools_config.groups.toolhost, "the toolhost group")
   for _, id in ipairs({ "read", "edit", "write", "bash", "grep", "todowrite" }) do
     T.ok(vim.tbl_contains(group.tools, "toolhost_" .. id), "toolhost_" .. id .. " in the group")
@@ -67,20 +67,27 @@ T.test("every toolhost tool is registered, with the group toolhost", function()
 end)
 
 T.test("a chat calls toolhost_read and toolhost_edit and gets the results back", function()
-  local prompts = T.answer_prompts(function()
-    return "Allow once"
-  end)
   local chat = require("codecompanion").chat()
   T.ok(chat, "a chat buffer")
   chat.tool_registry:add("toolhost")
   chat:add_buf_message({ role = "user", content = "Make greet() say hello" })
   chat:submit()
+  -- The model's toolhost_edit waits in toolhost's review; the person accepts it there.
+  local ask = T.pending_review(function(ask)
+    return ask.permission == "edit"
+  end, "toolhost's review of the chat's edit", 60000)
+  T.eq(#require("toolhost").pending(), 1, "asks pending (the read needs none)")
+  T.eq(ask.files, { "greet.py" }, "the files under review")
+  T.eq(ask.unsaved, nil, "greet.py is not open with unsaved changes")
+  T.eq(T.read(root .. "/greet.py"), "def greet():\n    return 'hi'\n", "nothing written yet")
+  local shown = T.review_keys("ga")
+  T.contains(shown, "+    return 'hello'", "the review showed the change")
   T.wait(function()
     local text = table.concat(vim.api.nvim_buf_get_lines(chat.bufnr, 0, -1, false), "\n")
     return text:find("The greeting now says hello.", 1, true) ~= nil
   end, "the model's final answer in the chat", 60000)
   T.eq(T.read(root .. "/greet.py"), "def greet():\n    return 'hello'\n", "the file")
-  T.eq(#prompts, 1, "toolhost's review asked once (the edit)")
+  T.eq(#require("toolhost").pending(), 0, "nothing left to review")
 
   local requests = recorded().requests
   T.eq(#requests, 3, "chat requests that offered tools")
@@ -103,10 +110,8 @@ T.test("a chat calls toolhost_read and toolhost_edit and gets the results back",
 end)
 
 T.test("a new custom tool joins codecompanion's tools after tools/listChanged", function()
-  -- New tool code waits for a person's yes (toolhost asks, as for an edit).
-  local asked = T.answer_prompts(function()
-    return "Allow once"
-  end)
+  -- New tool code waits for a person's yes in the review (security: an agent's file
+  -- cannot widen what the agent may do), then loads and reaches codecompanion.
   T.write(
     root .. "/.opencode/tools/shout.py",
     table.concat({
@@ -124,10 +129,16 @@ T.test("a new custom tool joins codecompanion's tools after tools/listChanged", 
     }, "\n")
   )
   local tools_config = require("codecompanion.config").interactions.chat.tools
+  local ask = T.pending_review(function(ask)
+    return ask.permission == "config"
+  end, "toolhost's review of the new tool file")
+  T.contains(ask.title, "New or changed custom tool files: .opencode/tools/shout.py")
+  T.eq(#require("toolhost").pending(), 1, "asks pending")
+  T.eq(tools_config.toolhost_shout, nil, "not loaded before the person says yes")
+  T.review_keys("ga")
   T.wait(function()
     return tools_config.toolhost_shout ~= nil
-  end, "toolhost_shout in codecompanion's tools", 20000)
-  T.ok(#asked >= 1, "the person was asked to accept the new tool file")
+  end, "toolhost_shout in codecompanion's tools", 30000)
   T.ok(vim.tbl_contains(tools_config.groups.toolhost.tools, "toolhost_shout"), "in the group")
   local tool = require("codecompanion.interactions.chat.tools").resolve(tools_config.toolhost_shout)
   local output
@@ -138,7 +149,7 @@ T.test("a new custom tool joins codecompanion's tools after tools/listChanged", 
   })
   T.wait(function()
     return output ~= nil
-  end, "the shout call")
+  end, "the shout call", 30000)
   T.eq(output, { status = "success", data = "HEY" }, "output_cb's result")
 end)
 

@@ -1,6 +1,7 @@
 ---`:checkhealth toolhost`: Neovim's version, the sidecar command, a real start of
 ---the sidecar (initialize must answer toolhost protocol 1), ripgrep, config problems,
----and the runtime of JS/TS custom tools (Bun or Node.js, from `toolhost doctor`).
+---the bash sandbox (or that commands run unsandboxed) and the runtime of JS/TS custom tools
+---(Bun or Node.js), both from `toolhost doctor`.
 local M = {}
 
 local health = vim.health
@@ -105,12 +106,12 @@ local function check_rg(cmd)
   return false, vim.trim((result.stderr or "") .. (result.stdout or ""))
 end
 
----Which runtime serves JS/TS custom tools, from `toolhost doctor --json` (check "js-runtime").
+---The checks of `toolhost doctor --json`, by name (the bash sandbox, the JS/TS runtime).
 ---@param cmd string[]
 ---@param root string
----@return boolean? ok nil when it could not be checked
----@return string detail
-local function check_js_runtime(cmd, root)
+---@return table<string, {ok: boolean, detail: string}>? checks nil when it could not run
+---@return string? why
+local function doctor_checks(cmd, root)
   if cmd[#cmd] ~= "serve" then
     return nil, "the cmd option does not end in `serve`"
   end
@@ -122,12 +123,32 @@ local function check_js_runtime(cmd, root)
   if not ok or type(decoded) ~= "table" then
     return nil, "toolhost doctor did not answer: " .. vim.trim(result.stderr or "")
   end
+  local checks = {}
   for _, check in ipairs(decoded.checks or decoded) do
-    if type(check) == "table" and check.name == "js-runtime" then
-      return check.ok == true, tostring(check.detail)
+    if type(check) == "table" and type(check.name) == "string" then
+      checks[check.name] = { ok = check.ok == true, detail = tostring(check.detail) }
     end
   end
-  return nil, "toolhost doctor has no js-runtime check"
+  return checks
+end
+
+---Reports one doctor check: OK, a warning with advice, or not checked.
+---@param checks table<string, {ok: boolean, detail: string}>?
+---@param why string?
+---@param name string
+---@param label string
+---@param advice string[]
+local function report_check(checks, why, name, label, advice)
+  local check = checks and checks[name]
+  if not check then
+    health.info(
+      ("%s not checked: %s"):format(label, why or ("toolhost doctor has no " .. name .. " check"))
+    )
+  elseif check.ok then
+    health.ok(label .. ": " .. check.detail)
+  else
+    health.warn(label .. ": " .. check.detail, advice)
+  end
 end
 
 function M.check()
@@ -217,14 +238,19 @@ function M.check()
     )
   end
 
-  local js_ok, js_detail = check_js_runtime(cmd, root)
-  if js_ok then
-    health.ok("JS/TS custom tools: " .. js_detail)
-  elseif js_ok == nil then
-    health.info("JS/TS custom tools not checked: " .. js_detail)
-  else
-    health.warn("JS/TS custom tools: " .. js_detail, { "put bun (or Node.js 20.6+) on PATH" })
-  end
+  local checks, why = doctor_checks(cmd, root)
+  report_check(checks, why, "sandbox", "bash sandbox", {
+    "install bubblewrap (Debian: apt install bubblewrap) or use a kernel with Landlock",
+    "`toolhost doctor` in a terminal lists every check",
+    'set sandbox.mode to "required" to refuse commands rather than run them unsandboxed',
+  })
+  report_check(
+    checks,
+    why,
+    "js-runtime",
+    "JS/TS custom tools",
+    { "put bun (or Node.js 20.6+) on PATH" }
+  )
 
   health.start("toolhost: running sidecars")
   local any = false

@@ -12,27 +12,45 @@ export interface DoctorCheck {
   summary?: string;
 }
 
-/** The `js-runtime` check for the sidecar started with `serveArgv` (…, "serve"). */
-export function jsRuntimeCheck(
+/** Every check of `toolhost doctor --json` for the sidecar started with `serveArgv`
+ * (…, "serve"); undefined when it cannot run (an older sidecar, another command). */
+export function doctorChecks(
   serveArgv: string[],
   cwd: string | undefined,
-): Promise<DoctorCheck | undefined> {
+): Promise<DoctorCheck[] | undefined> {
   if (serveArgv.at(-1) !== 'serve') {
     return Promise.resolve(undefined);
   }
   const args = [...serveArgv.slice(1, -1), 'doctor', '--json', ...(cwd ? ['--cwd', cwd] : [])];
   return new Promise((resolve) => {
+    // doctor exits 1 when a check fails: the JSON on stdout is the answer either way.
     execFile(serveArgv[0], args, { timeout: 30_000, cwd }, (_error, stdout) => {
       try {
         const parsed = JSON.parse(stdout) as DoctorCheck[] | { checks?: DoctorCheck[] };
-        const checks = Array.isArray(parsed) ? parsed : (parsed.checks ?? []);
-        const check = checks.find((c) => c.name === 'js-runtime');
-        resolve(check && { ...check, summary: check.summary ?? summarize(check) });
+        resolve(Array.isArray(parsed) ? parsed : (parsed.checks ?? []));
       } catch {
         resolve(undefined);
       }
     });
   });
+}
+
+/** The `js-runtime` check, with its few words for the status item. */
+export function jsRuntimeCheck(checks: DoctorCheck[] | undefined): DoctorCheck | undefined {
+  const check = checks?.find((c) => c.name === 'js-runtime');
+  return check && { ...check, summary: check.summary ?? summarize(check) };
+}
+
+/** The `sandbox` check: "sandboxed (landlock)", or "UNSANDBOXED" when commands would
+ * run without the kernel's boundary (`sandbox.mode` auto on a machine that has none). */
+export function sandboxCheck(checks: DoctorCheck[] | undefined): DoctorCheck | undefined {
+  const check = checks?.find((c) => c.name === 'sandbox');
+  if (!check) {
+    return undefined;
+  }
+  const engine = /run under (\w+)/.exec(check.detail);
+  const summary = check.ok ? `sandboxed${engine ? ` (${engine[1]})` : ''}` : 'UNSANDBOXED';
+  return { ...check, summary };
 }
 
 /** A few words for the status item: "Bun 1.4.5", "Bun (on first need)", "Node.js 20.20.2". */

@@ -12,6 +12,7 @@ export class StatusItem implements vscode.Disposable {
   private toolCount: number | undefined;
   private running = 0;
   private jsRuntime: string | undefined;
+  private sandbox: { summary: string; ok: boolean; detail: string } | undefined;
 
   constructor() {
     this.item = vscode.languages.createLanguageStatusItem('toolhost.status', [
@@ -42,6 +43,12 @@ export class StatusItem implements vscode.Disposable {
     this.render();
   }
 
+  /** Whether bash runs in the kernel sandbox (from `toolhost doctor`); a warning when not. */
+  setSandbox(check: { summary?: string; ok: boolean; detail: string } | undefined): void {
+    this.sandbox = check && { summary: check.summary ?? '', ok: check.ok, detail: check.detail };
+    this.render();
+  }
+
   /** A tool call started (+1) or ended (-1). */
   trackCall(delta: 1 | -1): void {
     this.running = Math.max(0, this.running + delta);
@@ -61,6 +68,7 @@ export class StatusItem implements vscode.Disposable {
     const item = this.item;
     item.busy = this.state.kind === 'starting' || this.running > 0;
     item.severity = vscode.LanguageStatusSeverity.Information;
+    item.command = { title: 'Show Log', command: COMMANDS.showLog };
     switch (this.state.kind) {
       case 'starting':
         item.text = '$(sync~spin) toolhost';
@@ -70,8 +78,14 @@ export class StatusItem implements vscode.Disposable {
         const tools = this.toolCount === undefined ? '' : ` · ${this.toolCount} tools`;
         const calls = this.running ? ` · ${this.running} running` : '';
         const js = this.jsRuntime ? ` · JS/TS tools: ${this.jsRuntime}` : '';
-        item.text = '$(tools) toolhost';
-        item.detail = `ready${tools}${calls}${js}${vscode.workspace.isTrusted ? '' : ' · read-only (Restricted Mode)'}`;
+        const bash = this.sandbox ? ` · bash: ${this.sandbox.summary}` : '';
+        item.text = this.sandbox?.ok === false ? '$(warning) toolhost' : '$(tools) toolhost';
+        item.detail = `ready${tools}${calls}${bash}${js}${vscode.workspace.isTrusted ? '' : ' · read-only (Restricted Mode)'}`;
+        if (this.sandbox?.ok === false) {
+          // Said where the person looks: commands run without the kernel's boundary.
+          item.severity = vscode.LanguageStatusSeverity.Warning;
+          item.command = { title: 'Why unsandboxed?', command: COMMANDS.showLog };
+        }
         break;
       }
       case 'missing':

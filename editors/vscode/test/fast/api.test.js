@@ -65,6 +65,15 @@ test('the status item says which runtime serves JS/TS custom tools (toolhost doc
   );
 });
 
+test('the status item says whether bash runs in the sandbox (toolhost doctor)', async () => {
+  const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
+  await waitFor(
+    () => /bash: sandboxed \((landlock|bwrap)\)/.test(item.detail),
+    'the sandbox in the status item',
+  );
+  assert.equal(item.severity, vscode.LanguageStatusSeverity.Information);
+});
+
 test('read serves the unsaved editor buffer, not the disk', async () => {
   await stub.type(s.file('notes.txt'), [
     new vscode.TextEdit(new vscode.Range(0, 0, 0, 0), 'typed, not saved\n'),
