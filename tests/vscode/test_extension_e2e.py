@@ -80,6 +80,23 @@ USER_SETTINGS = {
 }
 
 
+# Logged by VS Code 1.100 itself, not by anything toolhost does wrong: a menu toolbar
+# that redraws after its editor has closed (menuService.ts's createActionGroups, from
+# toolbar.ts's updateToolbar; the workbench's stack is minified, the method name is not).
+UPSTREAM_LOGGED = (("AbstractContextKeyService has been disposed", "createActionGroups"),)
+
+
+def workbench_errors(driver: dict[str, Any]) -> list[str]:
+    """What the page threw, and the errors the workbench logged (the driver's
+    ``logged``: how VS Code 1.100's "Converting circular structure to JSON" showed)."""
+    logged = [
+        text
+        for text in driver.get("logged", [])
+        if not any(all(part in text for part in known) for known in UPSTREAM_LOGGED)
+    ]
+    return [*driver.get("errors", []), *logged]
+
+
 def chromium() -> str | None:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     return found or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
@@ -355,12 +372,26 @@ def test_the_tools_are_language_model_tools_that_run_through_the_sidecar(
 def test_without_the_mcp_api_the_static_tools_carry_when_clauses(scenario: Scenario) -> None:
     """code-server 4.100 is VS Code 1.100, which has only a proposed MCP server API: the
     extension uses the final one (1.101+) alone and runs without it, and its tools carry
-    when clauses that keep them offered there (a trusted workspace, no MCP server)."""
+    when clauses that keep them offered there (a trusted workspace, no MCP server).
+
+    The clauses are single comparisons with one key the extension sets: 1.100 cannot
+    send tools whose `when` combines terms to the extension hosts (vscode.lm.tools was
+    empty, and the workbench logged "i is not iterable")."""
     step = scenario.step("language-model-tools")
     assert step["version"].startswith("1.100")
     # 1.100 has a proposed form of the API (a function here); the extension leaves it alone.
-    assert step["when"]["toolhost_read"] == "!toolhost.mcpServer || !isWorkspaceTrusted"
-    assert step["when"]["toolhost_edit"] == "isWorkspaceTrusted && !toolhost.mcpServer"
+    assert step["when"]["toolhost_read"] == "toolhost.staticTools != none"
+    assert step["when"]["toolhost_edit"] == "toolhost.staticTools == all"
+
+
+def test_the_when_clauses_hide_the_static_tools_in_the_real_workbench(scenario: Scenario) -> None:
+    """The values the extension sets in Restricted Mode and beside its MCP server, set by
+    the helper here: VS Code's own evaluation hides the tools, and they come back."""
+    shown = scenario.step("static-tools-hidden")
+    assert "toolhost_read" in shown["readOnly"] and "toolhost_grep" in shown["readOnly"]
+    assert not {"toolhost_edit", "toolhost_bash", "toolhost_write"} & set(shown["readOnly"])
+    assert shown["none"] == []
+    assert {"toolhost_read", "toolhost_edit", "toolhost_bash"} <= set(shown["all"])
 
 
 def test_a_read_through_the_api_serves_the_unsaved_buffer(scenario: Scenario) -> None:
@@ -581,4 +612,4 @@ def test_run_tool_from_the_command_palette(scenario: Scenario) -> None:
 
 
 def test_the_browser_saw_no_workbench_errors(scenario: Scenario) -> None:
-    assert not scenario.driver.get("errors"), scenario.driver["errors"]
+    assert not workbench_errors(scenario.driver)

@@ -108,6 +108,15 @@ def test_the_workspace_opens_in_restricted_mode_with_read_only_tools(
     assert read["isError"] is False and "saved line" in read["output"]
 
 
+def test_copilot_is_offered_only_the_read_only_static_tools(
+    restricted: tuple[e2e.Scenario, Path],
+) -> None:
+    scenario, _ = restricted
+    names = set(scenario.step("restricted-language-model-tools")["names"])
+    assert {"toolhost_read", "toolhost_grep", "toolhost_glob"} <= names, names
+    assert not {"toolhost_edit", "toolhost_write", "toolhost_bash"} & names, names
+
+
 def test_a_tool_file_created_after_start_is_never_imported(
     restricted: tuple[e2e.Scenario, Path],
 ) -> None:
@@ -122,3 +131,8 @@ def test_a_tool_file_created_after_start_is_never_imported(
     # The sidecar was told, and said so in its log (the toolhost output channel).
     logs = "".join(p.read_text() for p in (tmp / "user-data" / "logs").rglob("toolhost.log"))
     assert "folder not trusted: the editor does not trust this folder" in logs
+
+
+def test_the_browser_saw_no_workbench_errors(restricted: tuple[e2e.Scenario, Path]) -> None:
+    scenario, _ = restricted
+    assert not e2e.workbench_errors(scenario.driver)

@@ -67,9 +67,12 @@ function catalogue(toolhost) {
 }
 
 // Read-only tools also in Restricted Mode; the others only in a trusted workspace. Where
-// the MCP server (mcpServer.ts) serves the whole catalogue, these would repeat it.
-export const WHEN_READ_ONLY = '!toolhost.mcpServer || !isWorkspaceTrusted';
-export const WHEN_OTHERS = 'isWorkspaceTrusted && !toolhost.mcpServer';
+// the MCP server (mcpServer.ts) serves the whole catalogue, these would repeat it. The
+// extension sets toolhost.staticTools to all, readOnly or none (staticTools.ts); each
+// clause is one comparison, never `&&` or `||`, which VS Code 1.100 cannot send to
+// extension hosts (vscode.lm.tools is then empty for every extension).
+export const WHEN_READ_ONLY = 'toolhost.staticTools != none';
+export const WHEN_OTHERS = 'toolhost.staticTools == all';
 
 export function contribution(tool) {
   const readOnly = tool.annotations?.readOnlyHint === true;

@@ -9,15 +9,15 @@
  * lock file, so Copilot sees the whole catalogue (custom tools included, and
  * `notifications/tools/list_changed` when it changes) and every call gets this
  * window's buffers, review prompts and diagnostics. Only a trusted workspace gets
- * a definition; the `toolhost.mcpServer` context key then hides the static tools,
- * which would only repeat the same catalogue.
+ * a definition; the static tools are then hidden (staticTools.ts), since they would
+ * only repeat the same catalogue.
  */
 import * as vscode from 'vscode';
 import { traceInfo, traceWarn } from './common/logging';
 import { ServerState } from './common/server';
+import { offerStaticTools } from './staticTools';
 
 export const PROVIDER_ID = 'toolhost.mcp';
-export const CONTEXT_KEY = 'toolhost.mcpServer';
 
 interface McpApi {
   registerMcpServerDefinitionProvider(id: string, provider: unknown): vscode.Disposable;
@@ -67,8 +67,7 @@ export function registerMcpServer(server: McpServerSource): vscode.Disposable[] 
   const api = mcpApi();
   if (!api) {
     traceInfo('This VS Code has no MCP server definition API; Copilot gets the Language Model Tools.');
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEY, false);
-    return [];
+    return [offerStaticTools(false)];
   }
   const changed = new vscode.EventEmitter<void>();
   const provider = {
@@ -82,21 +81,16 @@ export function registerMcpServer(server: McpServerSource): vscode.Disposable[] 
   } catch (error) {
     // A VS Code where the API is still proposed refuses extensions that did not opt in.
     traceWarn(`The MCP server definition provider could not be registered: ${String(error)}`);
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEY, false);
     changed.dispose();
-    return [];
+    return [offerStaticTools(false)];
   }
   traceInfo('Registered toolhost as an MCP server for Copilot (toolhost mcp, attached to this window).');
-  const update = () => {
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEY, vscode.workspace.isTrusted);
-    changed.fire();
-  };
-  update();
   let command = JSON.stringify(runningCommand(server.state));
   return [
     registration,
     changed,
-    vscode.workspace.onDidGrantWorkspaceTrust(update),
+    offerStaticTools(true),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => changed.fire()),
     server.onDidChangeState((state) => {
       const now = JSON.stringify(runningCommand(state));
       if (now !== command) {

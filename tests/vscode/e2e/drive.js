@@ -12,7 +12,7 @@ const { chromium } = require('playwright-core');
 
 const [url, marker, control, shots] = process.argv.slice(2);
 const TIMEOUT_MS = Number(process.env.TOOLHOST_E2E_TIMEOUT_MS || 300000);
-const seen = { steps: {}, errors: [] };
+const seen = { steps: {}, errors: [], logged: [] };
 
 const events = () =>
   fs.existsSync(marker)
@@ -401,7 +401,15 @@ const ACTS = {
   const page = await browser.newPage({
     viewport: { width: 1400, height: 900 },
   });
-  page.on('pageerror', (error) => seen.errors.push(String(error)));
+  // The stack says where in the workbench it was thrown (workbench.js has a source map).
+  page.on('pageerror', (error) => seen.errors.push(error.stack || String(error)));
+  // Errors the workbench logs without throwing (its console logger prints "  ERR").
+  page.on('console', (message) => {
+    const text = message.text();
+    if ((message.type() === 'error' && /\bERR\b/.test(text)) || /rejected promise not handled/.test(text)) {
+      seen.logged.push(text.slice(0, 3000));
+    }
+  });
   const started = Date.now();
   await page.goto(url);
   const handled = new Set();

@@ -15,8 +15,8 @@ after(() => s.dispose());
 test('without the API no provider is registered and the static tools stay', () => {
   assert.equal(stub.mcpProviders.size, 0);
   const sets = stub.recorded.commands.filter(
-    (c) => c.id === 'setContext' && c.args[0] === 'toolhost.mcpServer',
+    (c) => c.id === 'setContext' && c.args[0] === 'toolhost.staticTools',
   );
-  assert.deepEqual(sets.at(-1).args, ['toolhost.mcpServer', false]);
+  assert.deepEqual(sets.at(-1).args, ['toolhost.staticTools', 'all']);
   assert.ok(stub.lmTools.has('toolhost_edit') && stub.lmTools.has('toolhost_read'));
 });

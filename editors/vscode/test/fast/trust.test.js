@@ -41,6 +41,8 @@ test('only read-only tools are offered', async () => {
   assert.ok(tools.some((t) => t.id === 'read'));
   const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
   assert.match(item.detail, /read-only \(Restricted Mode\)/);
+  // Copilot's static tools: the read-only ones only (their when clauses compare this key).
+  assert.equal(stub.contextKeys['toolhost.staticTools'], 'readOnly');
 });
 
 test('a tool that changes things is refused with a result the model can read', async () => {
@@ -79,6 +81,7 @@ test('granting trust restarts the sidecar with every tool', async () => {
     return list.some((t) => t.id === 'edit') && list;
   }, 'edit to be offered after trust was granted');
   assert.ok(tools.some((t) => t.id === 'bash'));
+  assert.equal(stub.contextKeys['toolhost.staticTools'], 'all');
 });
 
 test('a folder with its own tool code does not start the sidecar until trusted', async () => {

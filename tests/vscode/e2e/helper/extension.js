@@ -34,6 +34,16 @@ function driverDid(id) {
 
 let api;
 
+/** toolhost's tools in vscode.lm.tools, once `settled` holds for their names. */
+async function offeredTools(settled) {
+  const names = () => vscode.lm.tools.filter((t) => t.name.startsWith('toolhost_')).map((t) => t.name);
+  try {
+    return await waitFor(() => settled(names()) && names(), 'the Language Model Tools to change', 20000);
+  } catch (error) {
+    throw new Error(`${error.message}; vscode.lm.tools has ${JSON.stringify(names())}`);
+  }
+}
+
 /** Asks the browser driver to do something a user does, and waits until it has. */
 async function expectUser(id, details) {
   log({ event: 'expect', id, ...details });
@@ -118,7 +128,9 @@ async function activate() {
   });
 
   await step('language-model-tools', async () => {
-    const names = vscode.lm.tools.filter((t) => t.name.startsWith('toolhost_')).map((t) => t.name);
+    // The workbench sends the tool list after toolhost has set toolhost.staticTools
+    // (once its when clauses are evaluated, 750 ms later at the soonest).
+    const names = await offeredTools((n) => n.includes('toolhost_edit') && n.includes('toolhost_read'));
     const result = await vscode.lm.invokeTool('toolhost_read', {
       input: { filePath: 'keep.txt' },
       toolInvocationToken: undefined,
@@ -132,6 +144,23 @@ async function activate() {
       toolhost.packageJSON.contributes.languageModelTools.map((t) => [t.name, t.when]),
     );
     return { names, text, mcpApi, version: vscode.version, when };
+  });
+
+  // The states toolhost sets where 1.100 cannot reach them itself (Restricted Mode has
+  // its own scenario): VS Code evaluates the when clauses and updates vscode.lm.tools.
+  await step('static-tools-hidden', async () => {
+    const shown = {};
+    try {
+      await vscode.commands.executeCommand('setContext', 'toolhost.staticTools', 'readOnly');
+      shown.readOnly = await offeredTools((n) => n.includes('toolhost_read') && !n.includes('toolhost_edit'));
+      await vscode.commands.executeCommand('setContext', 'toolhost.staticTools', 'none');
+      shown.none = await offeredTools((n) => n.length === 0);
+    } finally {
+      // What toolhost set in this trusted window without an MCP server API.
+      await vscode.commands.executeCommand('setContext', 'toolhost.staticTools', 'all');
+    }
+    shown.all = await offeredTools((n) => n.includes('toolhost_edit'));
+    return shown;
   });
 
   await step('read-unsaved', async () => {
@@ -228,7 +257,8 @@ async function activate() {
       shows: 'alpha',
       shot: 'save-mine',
     });
-    await sleep(1500);
+    // A conflict ("the file is newer") keeps it dirty: the test then says what it saw.
+    await waitFor(() => !doc.isDirty, 'the save', 15000).catch(() => undefined);
     const saved = { text: doc.getText(), dirty: doc.isDirty, disk: disk('draft.txt') };
     return { output: result.output, isError: result.isError, typed, after, undone, saved };
   });

@@ -30,6 +30,15 @@ async function run({ step, log, sleep, waitFor }) {
     };
   });
 
+  await step('restricted-language-model-tools', async () => {
+    // Copilot's static tools: the read-only ones (once toolhost.staticTools is set).
+    const names = () => vscode.lm.tools.filter((t) => t.name.startsWith('toolhost_')).map((t) => t.name);
+    await waitFor(() => names().includes('toolhost_read'), 'toolhost_read in vscode.lm.tools', 20000).catch(
+      () => undefined, // the test says what was there
+    );
+    return { names: names() };
+  });
+
   await step('restricted-read', async () => {
     const result = await api.executeTool('read', { filePath: 'notes.txt' });
     return { output: result.output, isError: result.isError };

@@ -138,7 +138,8 @@ async function scenario(context) {
       prompt: 'What is the first line of notes.txt?',
       subagent_type: 'explore',
     });
-    await expectUser('watch-task', { status: 'calls done' });
+    // The model holds its answer until this is seen: the read has finished by then.
+    await expectUser('watch-task', { status: '1/1 calls done' });
     const result = await running;
     return { output: result.output, isError: result.isError, metadata: result.metadata, seen };
   });
