@@ -1,0 +1,147 @@
+"""Claude Code 2.1.332 itself as the MCP host of ``toolhost mcp``.
+
+The README's ``claude mcp add`` line, run as written in a temp project under a
+scratch HOME (the venv's ``bin`` first on PATH, so ``toolhost`` is this checkout's),
+then ``claude mcp list``, which starts ``toolhost mcp`` and reports it connected only
+after an MCP handshake.
+
+Claude Code is installed once with npm into
+``~/.cache/toolhost-e2e/claude-code-2.1.332`` (a ~400 MB native binary from the
+platform package; ``$TOOLHOST_E2E_CACHE`` moves it).  The test skips only when npm
+is missing or the install fails (the reason says which).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.readme_snippets import snippet
+
+VERSION = "2.1.332"
+CACHE = Path(os.environ.get("TOOLHOST_E2E_CACHE", Path.home() / ".cache" / "toolhost-e2e"))
+INSTALL = CACHE / f"claude-code-{VERSION}"
+CLAUDE = INSTALL / "node_modules" / ".bin" / "claude"
+BIN = Path(sys.executable).parent  # where this toolhost's console script is
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("Claude Code is installed with npm, which is not on PATH")
+    INSTALL.mkdir(parents=True, exist_ok=True)
+    with open(INSTALL / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one install at a time, across test runs
+        if not CLAUDE.exists():
+            if not (INSTALL / "package.json").exists():
+                (INSTALL / "package.json").write_text('{"private": true}\n')
+            done = subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{VERSION}"],
+                cwd=INSTALL,
+                capture_output=True,
+                text=True,
+                timeout=900,
+                check=False,
+            )
+            if done.returncode != 0 or not CLAUDE.exists():
+                tail = (done.stderr or done.stdout).strip()[-600:]
+                pytest.skip(f"npm could not install @anthropic-ai/claude-code@{VERSION}: {tail}")
+    version = subprocess.run(
+        [str(CLAUDE), "--version"], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert version.stdout.split()[0] == VERSION, version.stdout
+    return CLAUDE
+
+
+def claude_env(home: Path) -> dict[str, str]:
+    """A scratch HOME and nothing of the user's Claude setup; no traffic but the model's."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("ANTHROPIC_", "CLAUDE_", "CLAUDECODE"))
+    }
+    return {
+        **env,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",  # `toolhost` as the README says
+    }
+
+
+def run_claude(
+    claude: Path, args: list[str], project: Path, home: Path, *, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(claude), *args],
+        cwd=project,
+        env=claude_env(home),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def add_toolhost(claude: Path, project: Path, home: Path) -> None:
+    """The README's ``claude mcp add`` line, exactly as written."""
+    words = shlex.split(snippet("claude"))
+    assert words[:3] == ["claude", "mcp", "add"], words
+    added = run_claude(claude, words[1:], project, home)
+    assert added.returncode == 0, added.stdout + added.stderr
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    return folder
+
+
+def test_readme_claude_mcp_add_then_list_reports_toolhost_connected(
+    claude: Path, project: Path, home: Path
+) -> None:
+    add_toolhost(claude, project, home)
+
+    listed = run_claude(claude, ["mcp", "list"], project, home)
+    out = listed.stdout + listed.stderr
+    assert listed.returncode == 0, out
+    line = next((row for row in out.splitlines() if row.startswith("toolhost:")), "")
+    assert line == "toolhost: toolhost mcp - ✔ Connected", out
+
+
+def test_claude_mcp_list_reports_a_server_that_speaks_no_mcp_as_failed(
+    claude: Path, project: Path, home: Path
+) -> None:
+    # The counterpart that shows "Connected" is earned by the handshake, not by a
+    # process that merely starts: `toolhost --help` runs and exits 0, speaking no MCP.
+    added = run_claude(claude, ["mcp", "add", "mute", "--", "toolhost", "--help"], project, home)
+    assert added.returncode == 0, added.stdout + added.stderr
+    listed = run_claude(claude, ["mcp", "list"], project, home)
+    line = next((r for r in listed.stdout.splitlines() if r.startswith("mute:")), "")
+    assert line.startswith("mute: toolhost --help - ") and "Connected" not in line, (
+        listed.stdout + listed.stderr
+    )
