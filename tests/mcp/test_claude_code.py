@@ -1,9 +1,12 @@
 """Claude Code 2.1.332 itself as the MCP host of ``toolhost mcp``.
 
 The README's ``claude mcp add`` line, run as written in a temp project under a
-scratch HOME (the venv's ``bin`` first on PATH, so ``toolhost`` is this checkout's),
-then ``claude mcp list``, which starts ``toolhost mcp`` and reports it connected only
-after an MCP handshake.
+scratch HOME (the venv's ``bin`` first on PATH, so ``toolhost`` is this checkout's).
+``claude mcp list`` then starts ``toolhost mcp`` and reports it connected only after
+an MCP handshake; ``claude -p`` against a scripted Anthropic Messages API on
+127.0.0.1 (``tests/scripted_anthropic.py``) calls ``mcp__toolhost__read`` then
+``mcp__toolhost__edit``: the file changes on disk and each tool's result reaches the
+model in the next request.  Without ``--allowedTools`` the edit is refused.
 
 Claude Code is installed once with npm into
 ``~/.cache/toolhost-e2e/claude-code-2.1.332`` (a ~400 MB native binary from the
@@ -19,11 +22,14 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.readme_snippets import snippet
+from tests.scripted_anthropic import ScriptedAnthropic, serve, tool_names, tool_results
+from tests.scripted_model import Reply, ToolCall
 
 VERSION = "2.1.332"
 CACHE = Path(os.environ.get("TOOLHOST_E2E_CACHE", Path.home() / ".cache" / "toolhost-e2e"))
@@ -61,7 +67,7 @@ def claude() -> Path:
     return CLAUDE
 
 
-def claude_env(home: Path) -> dict[str, str]:
+def claude_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """A scratch HOME and nothing of the user's Claude setup; no traffic but the model's."""
     env = {
         key: value
@@ -80,16 +86,23 @@ def claude_env(home: Path) -> dict[str, str]:
         "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",  # `toolhost` as the README says
+        **(extra or {}),
     }
 
 
 def run_claude(
-    claude: Path, args: list[str], project: Path, home: Path, *, timeout: float = 120
+    claude: Path,
+    args: list[str],
+    project: Path,
+    home: Path,
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(claude), *args],
         cwd=project,
-        env=claude_env(home),
+        env=claude_env(home, env),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -145,3 +158,80 @@ def test_claude_mcp_list_reports_a_server_that_speaks_no_mcp_as_failed(
     assert line.startswith("mute: toolhost --help - ") and "Connected" not in line, (
         listed.stdout + listed.stderr
     )
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedAnthropic]:
+    yield from serve(ScriptedAnthropic([], marker_tool="mcp__toolhost__read"))
+
+
+def model_env(model: ScriptedAnthropic) -> dict[str, str]:
+    return {
+        "ANTHROPIC_BASE_URL": model.base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-scripted-not-a-key",
+        # By default Claude Code offers MCP tools only behind its ToolSearch tool, for the
+        # model to load on demand; off, they are offered up front like its own tools.
+        "ENABLE_TOOL_SEARCH": "false",
+    }
+
+
+def test_claude_p_calls_toolhost_read_and_edit_over_mcp(
+    claude: Path, project: Path, home: Path, model: ScriptedAnthropic
+) -> None:
+    target = project / "greet.py"
+    target.write_text("def greet():\n    return 'hi'\n")
+    add_toolhost(claude, project, home)
+    model.steps = [
+        ToolCall("mcp__toolhost__read", {"filePath": str(target)}),
+        ToolCall(
+            "mcp__toolhost__edit",
+            {"filePath": str(target), "oldString": "'hi'", "newString": "'hello'"},
+        ),
+        Reply("The greeting now says hello."),
+    ]
+
+    allowed = "mcp__toolhost__read,mcp__toolhost__edit"
+    done = run_claude(
+        claude,
+        ["-p", "Say hello instead", "--allowedTools", allowed],
+        project,
+        home,
+        env=model_env(model),
+    )
+    log = (done.stdout + done.stderr)[-6000:]
+    assert done.returncode == 0, log
+    assert done.stdout.strip() == "The greeting now says hello.", log
+    assert target.read_text() == "def greet():\n    return 'hello'\n", log
+
+    assert len(model.requests) == 3, log
+    offered = set(tool_names(model.requests[0]))
+    assert {"mcp__toolhost__read", "mcp__toolhost__edit", "mcp__toolhost__grep"} <= offered
+    read_result = tool_results(model.requests[1])[-1]
+    assert "<path>" in read_result and "2:     return 'hi'" in read_result, read_result
+    edit_result = tool_results(model.requests[2])[-1]
+    assert "Edit applied successfully." in edit_result, edit_result
+
+
+def test_claude_p_without_allowed_tools_does_not_let_the_edit_through(
+    claude: Path, project: Path, home: Path, model: ScriptedAnthropic
+) -> None:
+    # Without --allowedTools, print mode cannot ask anyone, so Claude Code refuses the
+    # MCP call itself and toolhost never runs it: the file keeps its text.
+    target = project / "greet.py"
+    target.write_text("def greet():\n    return 'hi'\n")
+    add_toolhost(claude, project, home)
+    model.steps = [
+        ToolCall(
+            "mcp__toolhost__edit",
+            {"filePath": str(target), "oldString": "'hi'", "newString": "'hello'"},
+        ),
+        Reply("I was not allowed to edit."),
+    ]
+
+    done = run_claude(claude, ["-p", "Say hello instead"], project, home, env=model_env(model))
+    log = (done.stdout + done.stderr)[-6000:]
+    assert done.returncode == 0, log
+    assert target.read_text() == "def greet():\n    return 'hi'\n", log
+    assert len(model.requests) == 2, log
+    refusal = tool_results(model.requests[1])[-1]
+    assert "Edit applied" not in refusal and "permission" in refusal.lower(), refusal
