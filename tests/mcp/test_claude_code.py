@@ -17,6 +17,7 @@ is missing or the install fails (the reason says which).
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shlex
 import shutil
@@ -144,6 +145,26 @@ def test_readme_claude_mcp_add_then_list_reports_toolhost_connected(
     assert listed.returncode == 0, out
     line = next((row for row in out.splitlines() if row.startswith("toolhost:")), "")
     assert line == "toolhost: toolhost mcp - ✔ Connected", out
+
+
+def test_readme_scope_project_writes_mcp_json_that_waits_for_approval(
+    claude: Path, project: Path, home: Path
+) -> None:
+    # The README's `--scope project` variant: the server goes into the folder's
+    # .mcp.json for the team, and Claude Code starts it only once a person approves it.
+    words = shlex.split(snippet("claude"))
+    added = run_claude(claude, [*words[1:3], "--scope", "project", *words[3:]], project, home)
+    assert added.returncode == 0, added.stdout + added.stderr
+    shared = json.loads((project / ".mcp.json").read_text())
+    assert shared["mcpServers"]["toolhost"] | {"env": {}} == {
+        "type": "stdio",
+        "command": "toolhost",
+        "args": ["mcp"],
+        "env": {},
+    }
+    listed = run_claude(claude, ["mcp", "list"], project, home)
+    line = next((r for r in listed.stdout.splitlines() if r.startswith("toolhost:")), "")
+    assert "Pending approval" in line, listed.stdout + listed.stderr
 
 
 def test_claude_mcp_list_reports_a_server_that_speaks_no_mcp_as_failed(
