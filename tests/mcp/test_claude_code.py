@@ -186,13 +186,13 @@ def model() -> Iterator[ScriptedAnthropic]:
     yield from serve(ScriptedAnthropic([], marker_tool="mcp__toolhost__read"))
 
 
-def model_env(model: ScriptedAnthropic) -> dict[str, str]:
+def model_env(model: ScriptedAnthropic, *, tool_search: bool = False) -> dict[str, str]:
     return {
         "ANTHROPIC_BASE_URL": model.base_url,
         "ANTHROPIC_API_KEY": "sk-ant-scripted-not-a-key",
         # By default Claude Code offers MCP tools only behind its ToolSearch tool, for the
         # model to load on demand; off, they are offered up front like its own tools.
-        "ENABLE_TOOL_SEARCH": "false",
+        "ENABLE_TOOL_SEARCH": "true" if tool_search else "false",
     }
 
 
@@ -230,6 +230,53 @@ def test_claude_p_calls_toolhost_read_and_edit_over_mcp(
     read_result = tool_results(model.requests[1])[-1]
     assert "<path>" in read_result and "2:     return 'hi'" in read_result, read_result
     edit_result = tool_results(model.requests[2])[-1]
+    assert "Edit applied successfully." in edit_result, edit_result
+
+
+def test_claude_p_with_default_tool_search_loads_toolhost_tools_then_edits(
+    claude: Path, project: Path, home: Path, model: ScriptedAnthropic
+) -> None:
+    # Claude Code's default: the toolhost tools are only named (as deferred tools) until
+    # the model loads them with ToolSearch; then their schemas, from toolhost's
+    # tools/list, are offered and the calls go through MCP as before.
+    target = project / "greet.py"
+    target.write_text("def greet():\n    return 'hi'\n")
+    add_toolhost(claude, project, home)
+    model.marker_tool = "ToolSearch"
+    model.steps = [
+        ToolCall("ToolSearch", {"query": "select:mcp__toolhost__read,mcp__toolhost__edit"}),
+        ToolCall("mcp__toolhost__read", {"filePath": str(target)}),
+        ToolCall(
+            "mcp__toolhost__edit",
+            {"filePath": str(target), "oldString": "'hi'", "newString": "'hello'"},
+        ),
+        Reply("The greeting now says hello."),
+    ]
+
+    allowed = "mcp__toolhost__read,mcp__toolhost__edit"
+    done = run_claude(
+        claude,
+        ["-p", "Say hello instead", "--allowedTools", allowed],
+        project,
+        home,
+        env=model_env(model, tool_search=True),
+    )
+    log = (done.stdout + done.stderr)[-6000:]
+    assert done.returncode == 0, log
+    assert done.stdout.strip() == "The greeting now says hello.", log
+    assert target.read_text() == "def greet():\n    return 'hello'\n", log
+
+    assert len(model.requests) == 4, log
+    first = model.requests[0]
+    assert not any(name.startswith("mcp__toolhost__") for name in tool_names(first))
+    assert "mcp__toolhost__read" in json.dumps(first), "not even named as a deferred tool"
+    loaded = {tool["name"]: tool for tool in model.requests[1]["tools"]}
+    assert {"mcp__toolhost__read", "mcp__toolhost__edit"} <= set(loaded), sorted(loaded)
+    edit_schema = loaded["mcp__toolhost__edit"]["input_schema"]
+    assert {"filePath", "oldString", "newString"} <= set(edit_schema["properties"])
+    read_result = tool_results(model.requests[2])[-1]
+    assert "<path>" in read_result and "2:     return 'hi'" in read_result, read_result
+    edit_result = tool_results(model.requests[3])[-1]
     assert "Edit applied successfully." in edit_result, edit_result
 
 
