@@ -29,7 +29,6 @@ VENV_BIN = REPO / ".venv" / "bin"
 PYTHON = sys.executable
 TOOLHOST = VENV_BIN / "toolhost"
 # The console script is installed before server/ is written, so wait for both.
-SERVER_FILES = (TOOLHOST, REPO / "server" / "cli.py")
 
 now = time.perf_counter
 # Generous: no single call here should take more than a second or two.
@@ -237,16 +236,6 @@ async def execute(client: RpcClient, tool: str, args: dict[str, Any]) -> dict[st
     if result.get("isError"):
         raise RuntimeError(f"{tool} failed: {result.get('output')}")
     return result
-
-
-async def wait_for_paths(paths: Sequence[Path], *, interval: float = 60, limit: float = 2400):
-    """Poll for files other engineers are still writing (the brief allows ~40 min)."""
-    deadline = time.monotonic() + limit
-    while missing := [p for p in paths if not p.exists()]:
-        if time.monotonic() > deadline:
-            raise SystemExit(f"still missing after {limit:.0f} s: {', '.join(map(str, missing))}")
-        print(f"waiting for {', '.join(str(p.relative_to(REPO)) for p in missing)}", flush=True)
-        await asyncio.sleep(interval)
 
 
 # --------------------------------------------------------------------------

@@ -12,8 +12,6 @@ import tempfile
 from pathlib import Path
 
 from _common import (
-    REPO,
-    SERVER_FILES,
     Row,
     RpcClient,
     execute,
@@ -23,7 +21,6 @@ from _common import (
     now,
     server_env,
     toolhost_argv,
-    wait_for_paths,
 )
 
 TARGET_MS = 5.0
@@ -38,7 +35,6 @@ async def direct_true() -> float:
 
 
 async def run(quick: bool) -> list[Row]:
-    await wait_for_paths([*SERVER_FILES, REPO / "tools" / "builtin" / "bash.py"])
     calls = 50 if quick else 200
     args = {"command": "true", "description": "Run true"}
     with tempfile.TemporaryDirectory(prefix="bench-bash-") as tmp:

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import PYTHON, REPO, Row, fmt_time, log, median, now, wait_for_paths
+from _common import PYTHON, Row, fmt_time, log, median, now
 
 TARGET_SECONDS = 0.200
 DIFFLIB_TIMEOUT = 30.0
@@ -109,7 +109,6 @@ async def time_write(root: Path, target: Path, texts: tuple[str, str], reps: int
 
 
 async def run(quick: bool) -> list[Row]:
-    await wait_for_paths([REPO / "tools" / "diff.py", REPO / "tools" / "builtin" / "write.py"])
     from tools.changes.diff import apply_text_edits, diff_texts
 
     reps = 3 if quick else 7

@@ -11,7 +11,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from _common import REPO, Row, log, median, now, wait_for_paths
+from _common import Row, log, median, now
 
 TARGET = 1.5
 MIB = 1 << 20
@@ -43,7 +43,6 @@ def write_repeated(path: Path, block: bytes, times: int) -> None:
 
 
 async def run(quick: bool) -> list[Row]:
-    await wait_for_paths([REPO / "tools" / "builtin" / "read.py"])
     from tools.host import ToolHost
 
     big_mib = 256 if quick else 1024

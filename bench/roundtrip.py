@@ -15,8 +15,6 @@ from typing import Any
 from _common import (
     CALL_TIMEOUT,
     PYTHON,
-    REPO,
-    SERVER_FILES,
     Row,
     RpcClient,
     execute,
@@ -27,7 +25,6 @@ from _common import (
     percentile,
     server_env,
     toolhost_argv,
-    wait_for_paths,
 )
 
 BASELINE = Path(__file__).with_name("baseline_echo.py")
@@ -55,7 +52,6 @@ async def measure(
 
 
 async def run(quick: bool) -> list[Row]:
-    await wait_for_paths([*SERVER_FILES, REPO / "tools" / "builtin" / "read.py"])
     calls, warmup = (300, 50) if quick else (2000, 200)
     with tempfile.TemporaryDirectory(prefix="bench-roundtrip-") as tmp:
         root = Path(tmp) / "project"

@@ -19,8 +19,6 @@ from typing import Any
 
 from _common import (
     CALL_TIMEOUT,
-    REPO,
-    SERVER_FILES,
     Row,
     RpcClient,
     execute,
@@ -31,7 +29,6 @@ from _common import (
     now,
     server_env,
     toolhost_argv,
-    wait_for_paths,
 )
 
 TARGET_MS = 15.0
@@ -63,7 +60,6 @@ async def call(client: RpcClient, expect: str) -> float:
 
 
 async def run(quick: bool) -> list[Row]:
-    await wait_for_paths([*SERVER_FILES, REPO / "tools" / "bash" / "sandbox" / "guard.py"])
     calls = 60 if quick else 300
     samples: dict[str, list[float]] = {name: [] for name in SETUPS}
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:

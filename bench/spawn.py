@@ -15,7 +15,6 @@ from typing import Any
 from _common import (
     CALL_TIMEOUT,
     PYTHON,
-    SERVER_FILES,
     Row,
     RpcClient,
     log,
@@ -23,7 +22,6 @@ from _common import (
     now,
     server_env,
     toolhost_argv,
-    wait_for_paths,
 )
 
 BASELINE = Path(__file__).with_name("baseline_pygls.py")
@@ -51,7 +49,6 @@ async def spawn_once(
 
 
 async def run(quick: bool) -> list[Row]:
-    await wait_for_paths(SERVER_FILES)
     spawns = 5 if quick else 15
     ours: list[float] = []
     base: list[float] = []

@@ -43,6 +43,17 @@ def main(args: argparse.Namespace) -> int:
         asyncio.run(serve(args, directory))
     except KeyboardInterrupt:
         return 130
+    except BaseExceptionGroup as group:
+        # The host went away mid-answer (it closed our stdout): nobody is left to tell,
+        # so a line on stderr, not the SDK's task-group traceback.
+        _, rest = group.split((BrokenPipeError, ConnectionResetError))
+        if rest is not None:
+            raise
+        logging.getLogger("toolhost.mcp").info("the MCP client closed the connection")
+        return 0
+    except (BrokenPipeError, ConnectionResetError):
+        logging.getLogger("toolhost.mcp").info("the MCP client closed the connection")
+        return 0
     return 0
 
 
