@@ -86,6 +86,7 @@ def claude_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str
         "DISABLE_TELEMETRY": "1",
         "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "MCP_TIMEOUT": "60000",  # ms for `toolhost mcp` to start, on a loaded machine
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",  # `toolhost` as the README says
         **(extra or {}),
     }
