@@ -16,10 +16,10 @@ import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.scripted_model import Reply, Step, ToolCall
+from tests.scripted_model import Reply, ScriptedHandler, Step, ToolCall, serve_on_loopback
 
 
 @dataclass
@@ -121,12 +121,7 @@ def _stream(step: ToolCall | Reply, number: int, model: str) -> bytes:
 def _handler(model: ScriptedAnthropic) -> type[BaseHTTPRequestHandler]:
     numbers = iter(range(1, 1_000_000))
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
+    class Handler(ScriptedHandler):
         def do_GET(self) -> None:
             self._send(200, "application/json", b'{"data": [], "has_more": false}')
 
@@ -150,27 +145,9 @@ def _handler(model: ScriptedAnthropic) -> type[BaseHTTPRequestHandler]:
             message = json.dumps(_message(name, [block], stop)).encode()
             self._send(200, "application/json", message)
 
-        def _send(self, status: int, kind: str, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
-            self.close_connection = True
-
     return Handler
 
 
 def serve(model: ScriptedAnthropic) -> Iterator[ScriptedAnthropic]:
     """Serve ``model`` on a free loopback port until the generator is closed."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
-    server.daemon_threads = True
-    model.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, name="scripted-claude", daemon=True)
-    thread.start()
-    try:
-        yield model
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serve_on_loopback(model, _handler(model), "scripted-claude")

@@ -17,7 +17,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol, TypeVar
+
+
+class _HasPort(Protocol):
+    port: int
+
+
+Served = TypeVar("Served", bound=_HasPort)
 
 
 @dataclass
@@ -144,15 +151,46 @@ def _whole(step: ToolCall | Reply, call_number: int) -> dict[str, Any]:
     }
 
 
+class ScriptedHandler(BaseHTTPRequestHandler):
+    """What every scripted model server's handler shares: no access log, one whole
+    answer per connection."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+    def _send(self, status: int, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = True
+
+
+def serve_on_loopback(
+    model: Served, handler: type[BaseHTTPRequestHandler], name: str
+) -> Iterator[Served]:
+    """Serve ``handler`` on a free loopback port (``model.port``) until the generator is
+    closed."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    model.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
+    thread.start()
+    try:
+        yield model
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
     calls = iter(range(1, 1_000_000))
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
+    class Handler(ScriptedHandler):
         def do_GET(self) -> None:
             if self.path.rstrip("/").endswith("/recorded"):  # for a test running elsewhere
                 with model._lock:
@@ -177,27 +215,9 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(200, "application/json", json.dumps(_whole(step, number)).encode())
 
-        def _send(self, status: int, kind: str, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
-            self.close_connection = True
-
     return Handler
 
 
 def serve(model: ScriptedModel) -> Iterator[ScriptedModel]:
     """Serve ``model`` on a free loopback port until the generator is closed."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
-    server.daemon_threads = True
-    model.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, name="scripted-model", daemon=True)
-    thread.start()
-    try:
-        yield model
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serve_on_loopback(model, _handler(model), "scripted-model")

@@ -16,12 +16,11 @@ Codex's hooks do (``"mcp__toolhost__read"``), and is sent back as namespace
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.scripted_model import Reply, ScriptedModel, ToolCall
+from tests.scripted_model import Reply, ScriptedHandler, ScriptedModel, ToolCall, serve_on_loopback
 
 NAMESPACE_SEPARATOR = "__"
 
@@ -89,12 +88,7 @@ def _events(step: ToolCall | Reply, number: int) -> bytes:
 def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
     calls = iter(range(1, 1_000_000))
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
+    class Handler(ScriptedHandler):
         def do_GET(self) -> None:  # /v1/models, should a client probe it
             self._send(404, "application/json", b'{"error": "no model list here"}')
 
@@ -111,27 +105,9 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             step = model.next_step(body)
             self._send(200, "text/event-stream", _events(step, next(calls)))
 
-        def _send(self, status: int, kind: str, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
-            self.close_connection = True
-
     return Handler
 
 
 def serve_responses(model: ScriptedModel) -> Iterator[ScriptedModel]:
     """Serve ``model`` over the Responses API on a free loopback port until closed."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
-    server.daemon_threads = True
-    model.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, name="scripted-responses", daemon=True)
-    thread.start()
-    try:
-        yield model
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serve_on_loopback(model, _handler(model), "scripted-responses")
