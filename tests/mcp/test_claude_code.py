@@ -16,7 +16,6 @@ is missing or the install fails (the reason says which).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shlex
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.mcp.helpers import npm_install
 from tests.readme_snippets import snippet
 from tests.scripted_anthropic import ScriptedAnthropic, serve, tool_names, tool_results
 from tests.scripted_model import Reply, ToolCall
@@ -41,26 +41,11 @@ BIN = Path(sys.executable).parent  # where this toolhost's console script is
 
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    npm = shutil.which("npm")
-    if npm is None:
+    if shutil.which("npm") is None:
         pytest.skip("Claude Code is installed with npm, which is not on PATH")
-    INSTALL.mkdir(parents=True, exist_ok=True)
-    with open(INSTALL / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one install at a time, across test runs
-        if not CLAUDE.exists():
-            if not (INSTALL / "package.json").exists():
-                (INSTALL / "package.json").write_text('{"private": true}\n')
-            done = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{VERSION}"],
-                cwd=INSTALL,
-                capture_output=True,
-                text=True,
-                timeout=900,
-                check=False,
-            )
-            if done.returncode != 0 or not CLAUDE.exists():
-                tail = (done.stderr or done.stdout).strip()[-600:]
-                pytest.skip(f"npm could not install @anthropic-ai/claude-code@{VERSION}: {tail}")
+    failure = npm_install(INSTALL, f"@anthropic-ai/claude-code@{VERSION}", CLAUDE)
+    if failure is not None:
+        pytest.skip(f"npm could not install @anthropic-ai/claude-code@{VERSION}: {failure}")
     version = subprocess.run(
         [str(CLAUDE), "--version"], capture_output=True, text=True, timeout=60, check=True
     )

@@ -15,7 +15,6 @@ when npm is missing or the install fails (no registry), saying which.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -27,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests.mcp.helpers import npm_install
 from tests.readme_snippets import snippet
 from tests.scripted_model import Reply, ScriptedModel, ToolCall
 from tests.scripted_responses import function_outputs, offered_tools, serve_responses
@@ -42,22 +42,9 @@ BIN = Path(sys.executable).parent  # where this toolhost's console script is
 def codex() -> Path:
     if shutil.which("npm") is None:
         pytest.skip("Codex is installed with npm, which is not on PATH")
-    INSTALL.mkdir(parents=True, exist_ok=True)
-    with open(INSTALL / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one install at a time, across test runs
-        if not CODEX.exists():
-            done = subprocess.run(
-                ["npm", "install", "--no-audit", "--no-fund", f"@openai/codex@{VERSION}"],
-                cwd=INSTALL,
-                capture_output=True,
-                text=True,
-                timeout=900,
-                check=False,
-            )
-            if done.returncode != 0:
-                pytest.skip(
-                    f"npm could not install @openai/codex@{VERSION}:\n{done.stderr[-2000:]}"
-                )
+    failure = npm_install(INSTALL, f"@openai/codex@{VERSION}", CODEX)
+    if failure is not None:
+        pytest.skip(f"npm could not install @openai/codex@{VERSION}:\n{failure}")
     version = subprocess.run(
         [str(CODEX), "--version"], capture_output=True, text=True, timeout=60, check=True
     )

@@ -13,7 +13,6 @@ missing.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.mcp.helpers import npm_install
 from tests.readme_snippets import snippet
 from tests.scripted_model import Reply, ScriptedModel, ToolCall, serve, tool_names, tool_results
 
@@ -40,19 +40,8 @@ def opencode() -> Path:
         pytest.skip("OpenCode is installed with npm, which is not on PATH")
     if shutil.which("rg") is None and not (BIN / "rg").exists():
         pytest.skip("OpenCode needs ripgrep (rg) on PATH")
-    HOME.mkdir(parents=True, exist_ok=True)
-    with open(HOME / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one install at a time, across test runs
-        if not OPENCODE.exists():
-            done = subprocess.run(
-                ["npm", "install", "--no-audit", "--no-fund", f"opencode-ai@{VERSION}"],
-                cwd=HOME,
-                capture_output=True,
-                text=True,
-                timeout=900,
-                check=False,
-            )
-            assert done.returncode == 0, f"npm install opencode-ai failed:\n{done.stderr}"
+    failure = npm_install(HOME, f"opencode-ai@{VERSION}", OPENCODE)
+    assert failure is None, f"npm install opencode-ai failed:\n{failure}"
     version = subprocess.run(
         [str(OPENCODE), "--version"], capture_output=True, text=True, timeout=60, check=True
     )
