@@ -22,6 +22,9 @@ from typing import Any
 # server.cli imports this module for every command: only argparse's needs at the top.
 
 
+CLIENT_GONE = (BrokenPipeError, ConnectionResetError)
+
+
 def main(args: argparse.Namespace) -> int:
     import asyncio
     import logging
@@ -46,14 +49,13 @@ def main(args: argparse.Namespace) -> int:
     except BaseExceptionGroup as group:
         # The host went away mid-answer (it closed our stdout): nobody is left to tell,
         # so a line on stderr, not the SDK's task-group traceback.
-        _, rest = group.split((BrokenPipeError, ConnectionResetError))
-        if rest is not None:
+        if group.split(CLIENT_GONE)[1] is not None:
             raise
-        logging.getLogger("toolhost.mcp").info("the MCP client closed the connection")
+    except CLIENT_GONE:
+        pass
+    else:
         return 0
-    except (BrokenPipeError, ConnectionResetError):
-        logging.getLogger("toolhost.mcp").info("the MCP client closed the connection")
-        return 0
+    logging.getLogger("toolhost.mcp").info("the MCP client closed the connection")
     return 0
 
 
