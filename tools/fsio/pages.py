@@ -176,8 +176,9 @@ def _text_encoding(sample: bytes) -> tuple[str, int]:
 def _page_of_stream(
     handle: BinaryIO, encoding: str, offset: int, limit: int, abort: AbortSignal
 ) -> Page:
-    """The page, a chunk at a time: each chunk's lines are decoded, split, cut and sized
-    by C-level string operations, not one Python step per line."""
+    """The page, a chunk at a time: the wanted lines of each chunk are decoded, split,
+    cut and sized by C-level operations on the whole block, never one Python step per
+    line, and the bytes past the page are never split at all."""
     skipped = _skip_lines(handle, offset - 1, abort)
     if skipped < offset - 1:
         return Page(offset, [], count=skipped, more=False, cut=False)
@@ -191,20 +192,10 @@ def _page_of_stream(
         chunk = handle.read(CHUNK_BYTES)
         if not chunk and not pending:
             return Page(offset, lines, count=count, more=False, cut=False)
-        after_long = None  # where the file goes on after a long line in ``parts``
         need = limit - len(lines)
-        if not chunk:  # the last line, without a line break
-            parts, pending, at_eof = [pending], b"", True
-        else:
-            parts = (pending + chunk).split(b"\n")
-            pending, at_eof = parts.pop(), False
-            if len(parts) < need and len(pending) >= HEAD_BYTES:
-                # A long line the page reaches: keep its head, read past the rest.
-                _skip_rest_of_line(handle, abort)
-                parts.append(pending[:HEAD_BYTES])
-                pending, after_long = b"", handle.tell()
-        batch = parts[:need]
-        texts, bounds = _display(batch, encoding)
+        block, taken, end, pending, after_long = _wanted_lines(pending, chunk, need, handle, abort)
+        at_eof = not chunk
+        texts, bounds = _display(block, taken, encoding)
         room = MAX_BYTES - used - (1 if lines else 0)
         fit = bounds.fitting(room)
         if fit < len(texts):  # the byte budget ends the page
@@ -213,14 +204,11 @@ def _page_of_stream(
         if texts:
             used += bounds.total + (1 if lines else 0)
             lines += texts
-        count += len(batch)
+        count += taken
         if len(lines) >= limit:
             if at_eof:
                 return Page(offset, lines, count=count, more=False, cut=False)
-            if after_long is not None and len(batch) == len(parts):
-                handle.seek(after_long)
-            else:
-                handle.seek(base + sum(map(len, batch)) + len(batch))  # after the last line
+            handle.seek(after_long if after_long is not None else base + end)
             rest = _count_rest(handle, abort)
             total = None if rest is None else count + rest
             more = rest is None or rest > 0
@@ -229,18 +217,43 @@ def _page_of_stream(
             return Page(offset, lines, count=count, more=False, cut=False)
 
 
-def _display(raw: list[bytes], encoding: str) -> tuple[list[str], _Bounds]:
-    """The lines as shown (``\r`` dropped, long ones cut), and the bytes the first k of
-    them take joined by newlines (``_Bounds``)."""
-    if not raw:
+def _wanted_lines(
+    pending: bytes, chunk: bytes, need: int, handle: BinaryIO, abort: AbortSignal
+) -> tuple[bytes, int, int, bytes, int | None]:
+    """Up to ``need`` lines from ``pending + chunk``, as one block of bytes joined by
+    newlines: ``(block, how many lines, where the data after them starts, the new
+    pending bytes, where the file goes on after a cut long line or None)``."""
+    data = pending + chunk if pending else chunk
+    if not chunk:  # the last line, without a line break
+        return data, 1, len(data), b"", None
+    newlines = data.count(b"\n")
+    if newlines > need:  # the page ends inside this data: split only as far as it
+        rest = data.split(b"\n", need)[-1]
+        end = len(data) - len(rest)
+        return data[: end - 1], need, end, rest, None
+    end = data.rfind(b"\n") + 1  # 0 when there is no newline at all
+    block, rest = data[: max(end - 1, 0)], data[end:]
+    if newlines < need and len(rest) >= HEAD_BYTES:
+        # A long line the page reaches: keep its head, read past the rest.
+        _skip_rest_of_line(handle, abort)
+        head = rest[:HEAD_BYTES]
+        block = block + b"\n" + head if newlines else head
+        return block, newlines + 1, end, b"", handle.tell()
+    return block, newlines, end, rest, None
+
+
+def _display(block: bytes, taken: int, encoding: str) -> tuple[list[str], _Bounds]:
+    """The ``taken`` lines of ``block`` as shown (``\r`` dropped, long ones cut), and the
+    bytes the first k of them take joined by newlines (``_Bounds``)."""
+    if not taken:
         return [], _Bounds([], "")
-    text = b"\n".join(raw).decode(encoding, "replace")  # no invalid sequence spans a \n
+    text = block.decode(encoding, "replace")  # no invalid sequence spans a \n
     lines = text.split("\n")
     changed = False
     if "\r" in text:
         lines = [line[:-1] if line.endswith("\r") else line for line in lines]
         changed = True
-    if max(map(len, lines)) > MAX_LINE_LENGTH:
+    if len(text) > MAX_LINE_LENGTH and max(map(len, lines)) > MAX_LINE_LENGTH:
         lines = [
             line[:MAX_LINE_LENGTH] + LINE_SUFFIX if len(line) > MAX_LINE_LENGTH else line
             for line in lines
@@ -300,22 +313,6 @@ def _skip_lines(handle: BinaryIO, wanted: int, abort: AbortSignal) -> int:
         seen += newlines
         partial = not chunk.endswith(b"\n")
     return seen
-
-
-def _next_line(handle: BinaryIO, abort: AbortSignal) -> bytes | None:
-    """The next line without its line ending; a long line only up to ``HEAD_BYTES``."""
-    head = handle.readline(HEAD_BYTES)
-    if not head:
-        return None
-    if head.endswith(b"\n"):
-        return head[:-1].removesuffix(b"\r")
-    if len(head) < HEAD_BYTES:  # the last line, without a newline
-        return head.removesuffix(b"\r")
-    while True:  # drop the rest of a long line a chunk at a time
-        abort.check()
-        rest = handle.readline(CHUNK_BYTES)
-        if not rest or rest.endswith(b"\n"):
-            return head
 
 
 def _count_rest(handle: BinaryIO, abort: AbortSignal) -> int | None:
