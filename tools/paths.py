@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from tools.fsio.openat2 import has_no_symlinks
+
 if TYPE_CHECKING:
     from tools.context import ToolContext
 
@@ -145,7 +147,9 @@ async def assert_external_directory(
     written_text = os.path.normpath(target)
     folder, name = os.path.split(written_text)
     if name:  # the folder resolved once; the name followed only if it is a link
-        real_folder = os.path.realpath(folder)
+        # A folder with no link on it is its own real path: one openat2, not an lstat
+        # per part.
+        real_folder = folder if has_no_symlinks(folder) else os.path.realpath(folder)
         resolved_text = _real_under_text(real_folder, name)
         ctx.pins.pin(folder, real_folder)  # where the name itself lives (a delete)
     else:

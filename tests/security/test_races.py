@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RecordingEditor
+from tools.fsio import openat2
 from tools.host import ToolHost
 from tools.paths import Pins
 
@@ -98,6 +99,15 @@ async def race_reads(
     return leaked, served
 
 
+@pytest.fixture(params=["openat2", "walk"])
+def opening(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways a checked path is opened: one openat2 that follows no link, and the
+    folder-by-folder walk used where the kernel has no openat2."""
+    if request.param == "walk":
+        monkeypatch.setattr(openat2, "_call", None)
+    return str(request.param)
+
+
 def defence_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """The checked path is not pinned: every I/O resolves the path again (the old code)."""
     monkeypatch.setattr(Pins, "real", lambda self, path: Path(os.path.realpath(path)))
@@ -112,11 +122,14 @@ async def test_racing_writes_land_outside_without_the_defence(
     assert outside_count > 0  # the attack works: a marker file is outside
 
 
-async def test_0_of_300_racing_writes_land_outside(layout: tuple[Path, Path, Path]) -> None:
+async def test_0_of_300_racing_writes_land_outside(
+    layout: tuple[Path, Path, Path], opening: str
+) -> None:
     outside_count, inside_count = await race_writes(*layout)
     assert outside_count == 0
     assert inside_count > 0  # the race was live: writes checked inside went through
-    print(f"\nwrites: {inside_count} inside, 0 outside, {ROUNDS - inside_count} refused")
+    refused = ROUNDS - inside_count
+    print(f"\nwrites ({opening}): {inside_count} inside, 0 outside, {refused} refused")
 
 
 async def test_racing_reads_leak_without_the_defence(
@@ -128,9 +141,9 @@ async def test_racing_reads_leak_without_the_defence(
 
 
 async def test_0_of_300_racing_reads_return_the_outside_file(
-    layout: tuple[Path, Path, Path],
+    layout: tuple[Path, Path, Path], opening: str
 ) -> None:
     leaked, served = await race_reads(*layout)
     assert leaked == 0
     assert served > 0
-    print(f"\nreads: {served} served the inside file, 0 the outside one")
+    print(f"\nreads ({opening}): {served} served the inside file, 0 the outside one")

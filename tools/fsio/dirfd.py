@@ -23,6 +23,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from tools.fsio import openat2
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -53,11 +55,31 @@ def open_dir(directory: Path, *, create: bool = False) -> int:
 
     ``create`` makes missing folders (mode 0777 less the umask), as ``mkdir -p``.
     """
+    fd = _open_at_once(directory, _DIR_FLAGS)
+    if fd is not None:
+        return fd
     names = _components(directory)
     fd = os.open("/", _DIR_FLAGS)
     for depth, name in enumerate(names):
         fd = _step(fd, name, names, depth, directory, create)  # consumes the fd it is given
     return fd
+
+
+def _open_at_once(path: Path, flags: int) -> int | None:
+    """The fd from one ``openat2`` that follows no link; None when the walk must decide:
+    no ``openat2`` here, a link on the way (the walk says where), or a missing folder
+    (the walk may create it)."""
+    text = os.fspath(path)
+    if not text.startswith("/"):
+        return None  # the walk refuses it
+    try:
+        return openat2.open_no_symlinks(text, flags)
+    except openat2.Unsupported:
+        return None
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOENT):
+            return None
+        raise
 
 
 def _step(fd: int, name: str, names: list[str], depth: int, target: Path, create: bool) -> int:
@@ -110,6 +132,10 @@ def lstat(path: Path) -> os.stat_result | None:
 
 def open_file(path: Path, flags: int = os.O_RDONLY) -> int:
     """An fd of the file at ``path`` itself (``O_NOFOLLOW``: a link there is refused)."""
+    if not flags & os.O_CREAT:
+        fd = _open_at_once(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC)
+        if fd is not None:
+            return fd
     with parent(path) as (fd, name):
         try:
             return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)

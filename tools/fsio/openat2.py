@@ -1,0 +1,81 @@
+"""``openat2(2)`` with ``RESOLVE_NO_SYMLINKS``: a whole path opened in one system call,
+refused (``ELOOP``) if any part of it is a symbolic link.
+
+That is what ``tools.fsio.dirfd`` proves by walking a path from ``/`` a folder at a
+time, at the cost of two system calls per folder; and, for a path with no link on
+it, what ``os.path.realpath`` would return unchanged, without one ``lstat`` per part.
+Python's ``os`` has no ``openat2``, so it is called through ``ctypes``. Linux 5.6 and
+later have it; elsewhere, or where a seccomp filter refuses it, ``open_no_symlinks``
+raises ``Unsupported`` once and every caller keeps its portable way.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import sys
+from collections.abc import Callable
+
+_SYS_OPENAT2 = 437  # the same number on every Linux architecture (the unified table)
+_AT_FDCWD = -100
+_RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
+
+
+class Unsupported(Exception):
+    """This system has no usable ``openat2``; walk the path instead."""
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = (
+        ("flags", ctypes.c_uint64),
+        ("mode", ctypes.c_uint64),
+        ("resolve", ctypes.c_uint64),
+    )
+
+
+def _syscall() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+    function.restype = ctypes.c_long
+    return function
+
+
+_call = _syscall()
+
+
+def open_no_symlinks(path: str, flags: int) -> int:
+    """An fd of the absolute ``path``, no symbolic link followed on any part of it.
+
+    Raises ``OSError`` as ``os.open`` would (``ELOOP`` when a link is on the way), or
+    ``Unsupported`` when the kernel cannot do it.
+    """
+    global _call
+    if _call is None:
+        raise Unsupported()
+    how = _OpenHow(flags, 0, _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
+    fd = _call(_SYS_OPENAT2, _AT_FDCWD, os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how))
+    if fd >= 0:
+        return int(fd)
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EPERM):  # no openat2, or a filter refusing it
+        _call = None
+        raise Unsupported()
+    raise OSError(code, os.strerror(code), path)
+
+
+def has_no_symlinks(directory: str) -> bool:
+    """True when the absolute ``directory`` exists and no part of it is a symbolic link
+    (so it is its own real path); False when that is not known."""
+    if not directory.startswith("/"):
+        return False
+    try:
+        os.close(open_no_symlinks(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
+    except (OSError, Unsupported):
+        return False
+    return True
