@@ -29,11 +29,13 @@ import inspect
 import itertools
 import json
 import logging
+import re
 from collections.abc import Generator
 from concurrent.futures import Future
 from functools import partial
 from typing import Any, cast
 
+import orjson
 from lsprotocol import types
 from pygls.exceptions import (
     JsonRpcException,
@@ -59,6 +61,7 @@ PROTOCOL_VERSION = 1
 # all recurse); real messages stay far below this.
 MAX_DEPTH = 64
 _PLAIN = (dict, list, str, int, float, bool, type(None))
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 class ToolhostProtocol(LanguageServerProtocol):
@@ -75,7 +78,7 @@ class ToolhostProtocol(LanguageServerProtocol):
     def receive(self, body: bytes) -> None:
         """Dispatch one message body; anything malformed is answered, never fatal."""
         try:
-            data = json.loads(body)
+            data = parse_body(body)
         except RecursionError:
             self.send_error(
                 None,
@@ -281,7 +284,7 @@ class ToolhostProtocol(LanguageServerProtocol):
             log.error("no transport to send a message on")
             return
         try:
-            body = json.dumps(data, default=self._serialize_message).encode()
+            body = encode_body(data, self._serialize_message)
             frame = b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
             written = self.writer.write(frame if self._include_headers else body)
             if inspect.isawaitable(written):  # a websocket send
@@ -340,6 +343,31 @@ class ToolhostProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"toolhost": {"protocol": PROTOCOL_VERSION}}
         return result
+
+
+def parse_body(body: bytes) -> Any:
+    """The JSON value of ``body``, exactly as ``json.loads`` reads it.
+
+    orjson parses what it accepts ten times faster; what it refuses (NaN, lone surrogates,
+    UTF-16 text, deep nesting) goes to the standard library, whose answer (a value, or
+    the error reported to the client) is the one kept. orjson reads an integer past 64
+    bits as a float, so a body with a run of 19 digits anywhere goes there too.
+    """
+    if _LONG_DIGITS.search(body):
+        return json.loads(body)
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
+
+
+def encode_body(data: Any, default: Any) -> bytes:
+    """``data`` as JSON bytes: orjson, else the standard library for what orjson refuses
+    (integers past 64 bits, lone surrogates, keys that are not strings)."""
+    try:
+        return orjson.dumps(data, default=default)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return json.dumps(data, default=default).encode()
 
 
 def envelope_problem(data: Any) -> str | None:
