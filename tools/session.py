@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from tools.errors import ToolError
 
 # Coarse file systems report mtimes rounded; 50 ms matches OpenCode's tolerance.
@@ -38,10 +40,7 @@ class Session:
         Calls of one assistant message are compared when the client names messages;
         otherwise consecutive calls of the session.
         """
-        try:
-            canonical = json.dumps(args, sort_keys=True, ensure_ascii=False)
-        except (TypeError, ValueError):
-            canonical = repr(args)
+        canonical = _canonical(args)
         self.recent_calls.append((message_id, tool_id, canonical))
         return len(self.recent_calls) == DOOM_LOOP_THRESHOLD and len(set(self.recent_calls)) == 1
 
@@ -70,6 +69,19 @@ class Session:
                 f"Last read: {_iso(stamp)}\n\n"
                 "Please read the file again before modifying it."
             )
+
+
+def _canonical(args: Any) -> str:
+    """One text per value of ``args``, whatever its key order (orjson when it can: this
+    runs for every call)."""
+    try:
+        return orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:  # a value orjson refuses (an integer past 64 bits, a lone surrogate)
+        pass
+    try:
+        return json.dumps(args, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(args)
 
 
 def _iso(ns: int) -> str:
