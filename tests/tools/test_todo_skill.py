@@ -114,6 +114,7 @@ async def test_skill_sources_and_description(
         "---\nname: global-one\ndescription: From the global dir\n---\nHi.",
     )
     write_skill(worktree / ".opencode" / "skills", "broken", "no front matter here")
+    write_skill(worktree / ".opencode" / "skills", "bad-yaml", "---\nname: [unclosed\n---\nx")
     (offered,) = tools_host.offered()[2:]
     assert offered.id == "skill"
     assert offered.description.endswith(

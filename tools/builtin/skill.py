@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import yaml
 from pydantic import BaseModel, Field
 
 from tools.config.dirs import global_config_dir, project_ancestors
@@ -57,7 +56,12 @@ def parse_skill(path: Path) -> Skill:
         _, front, body = text.split("---", 2)
     except ValueError:
         raise ValueError("front matter is not closed by a second ---") from None
-    meta = yaml.safe_load(front)
+    import yaml  # only when a SKILL.md exists: PyYAML stays out of `toolhost list`
+
+    try:
+        meta = yaml.safe_load(front)
+    except yaml.YAMLError as error:
+        raise ValueError(f"front matter is not valid YAML: {error}") from None
     if not isinstance(meta, dict):
         raise ValueError("front matter is not a mapping")
     name, description = meta.get("name"), meta.get("description")
@@ -77,7 +81,7 @@ def discover(directory: Path, worktree: Path) -> dict[str, Skill]:
         for skill_file in sorted(root.glob("*/SKILL.md")):
             try:
                 skill = parse_skill(skill_file)
-            except (OSError, ValueError, yaml.YAMLError) as error:
+            except (OSError, ValueError) as error:
                 log.warning("skipping skill %s: %s", skill_file, error)
                 continue
             found.setdefault(skill.name, skill)
