@@ -56,6 +56,7 @@ MEDIA_EXTENSIONS = {
     ".webp": "image/webp",
     ".pdf": "application/pdf",
 }
+_UTF8_DECODER = codecs.getincrementaldecoder("utf-8")  # looked up once, not per read
 # Bytes 0-8 and 14-31: control characters that do not occur in text (tab..CR are 9-13).
 _CONTROL = bytes(range(9)) + bytes(range(14, 32))
 
@@ -167,7 +168,7 @@ def _text_encoding(sample: bytes) -> tuple[str, int]:
         return "utf-8", len(codecs.BOM_UTF8)
     try:
         # final=False: the sample may end inside a multi-byte character.
-        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+        _UTF8_DECODER().decode(sample, final=False)
     except UnicodeDecodeError:
         return "latin-1", 0
     return "utf-8", 0
