@@ -141,8 +141,6 @@ def create_server() -> ToolhostServer:
     def initialize(ls: ToolhostServer, params: types.InitializeParams) -> None:
         """LSP handler for initialize: remember the worktree and options."""
         ls.on_initialize(params)
-        if ls.owns_process:
-            asyncio.get_running_loop().call_soon(settle_memory)  # after the answer is sent
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: ToolhostServer, params: types.InitializedParams) -> None:
