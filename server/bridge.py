@@ -26,8 +26,6 @@ from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from server.documents import OpenDocument, uri_to_path
 from server.replies import BadReply, parse_reply
 from tools.changes import diagnostics as diag
-from tools.changes.diff import PositionEncoding, diff_texts
-from tools.changes.rebase import rebase
 from tools.editor import Diagnostics, EditorBridge, EditorRefusal
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
@@ -38,6 +36,7 @@ from tools.permission import PermissionReply, PermissionRequest, ReplyKind
 if TYPE_CHECKING:
     from server.app import ToolhostServer
     from tools.changes.changeset import PreparedChange
+    from tools.changes.diff import PositionEncoding
     from tools.context import ToolContext
 
 log = logging.getLogger("toolhost.bridge")
@@ -355,6 +354,8 @@ async def write_through_editor(
             return False
         # The user typed while the change waited for review: it goes on top of their
         # typing where the two do not touch; their new text is never saved for them.
+        from tools.changes.rebase import rebase  # edits only: a read never loads it
+
         proposed = rebase(base, proposed, buffer).text  # type: ignore[assignment]
         if proposed is None:
             raise refusal(
@@ -362,6 +363,8 @@ async def write_through_editor(
                 change.path,
                 "the user typed where the edit goes after it was prepared",
             )
+    from tools.changes.diff import diff_texts  # edits only: a read never loads difflib
+
     rel = relative(change.path, ctx.worktree)
     target = bom + proposed
     edits = diff_texts(document.text, target, rel, position_encoding=encoding_of(server)).edits
@@ -399,6 +402,8 @@ async def undo_through_editor(
         return
     bom = BOM_CHAR if document.text.startswith(BOM_CHAR) else ""
     original = bom + (change.before.text if change.before is not None else "")
+    from tools.changes.diff import diff_texts
+
     rel = relative(change.path, ctx.worktree)
     edits = diff_texts(document.text, original, rel, position_encoding=encoding_of(server)).edits
     if edits:

@@ -13,10 +13,9 @@ import os
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.agents.catalog import Agent, agents_from_config
-from tools.agents.children import Child
 from tools.agents.policy import ChildPolicy
 from tools.config.rules import Config
 from tools.config.saved import ConfigRuleStore
@@ -38,6 +37,9 @@ from tools.permission import (
 from tools.registry import Registry
 from tools.result import ToolResult
 from tools.session import Session, Sessions
+
+if TYPE_CHECKING:
+    from tools.agents.children import Child
 from tools.tool import Caller, Tool
 from tools.truncation import output_dir
 
@@ -72,7 +74,7 @@ class ToolHost:
         self.worktree = Path(os.path.abspath(worktree))
         self.directory = Path(os.path.abspath(directory)) if directory else self.worktree
         self.config = config or Config()
-        self.registry = Registry(builtin_tools() if tools is None else tools, invalid_tool())
+        self.registry = Registry(builtin_tools() if tools is None else tools, invalid_tool)
         self.sessions = Sessions(read_before_write=read_before_write)
         self._rules_cache: dict[str, Ruleset] = {}
         # The editor's defaults (initializationOptions.permissionDefaults): beneath the
@@ -173,6 +175,8 @@ class ToolHost:
         model: ModelRef | None,
     ) -> Child:
         """A child session of ``parent_session_id`` that runs ``agent``."""
+        from tools.agents.children import Child  # task only: a plain call never loads it
+
         session_id = new_id("ses")
         parent = self.children.get(parent_session_id)
         child = Child(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 
 from tools.builtin import BUILTIN_ORDER
 from tools.config.rules import Config
@@ -21,7 +22,14 @@ def uses_apply_patch(model: ModelRef | None) -> bool:
 
 
 class Registry:
-    def __init__(self, builtins: Iterable[Tool], invalid: Tool, custom: Iterable[Tool] = ()):
+    def __init__(
+        self,
+        builtins: Iterable[Tool],
+        invalid: Callable[[], Tool],
+        custom: Iterable[Tool] = (),
+    ):
+        """``invalid``: loads the tool that answers a call of an unknown tool (on first
+        such call: most sessions never make one)."""
         rank = {tool_id: i for i, tool_id in enumerate(BUILTIN_ORDER)}
         ordered = sorted(builtins, key=lambda t: (rank.get(t.id, len(rank)), t.id))
         custom_tools = sorted(custom, key=lambda t: t.id)
@@ -31,12 +39,16 @@ class Registry:
         # Built-in ids a custom tool replaces (``toolhost list`` says so).
         self.overridden: frozenset[str] = frozenset(t.id for t in ordered if t.id in replaced)
         self.tools: list[Tool] = [t for t in ordered if t.id not in replaced] + custom_tools
-        self.invalid = invalid
+        self._load_invalid = invalid
         self._by_id = {t.id: t for t in self.tools}
 
     def with_custom(self, custom: Iterable[Tool]) -> Registry:
         """The same built-ins with ``custom`` as the custom tools."""
-        return Registry(self.builtins, self.invalid, custom)
+        return Registry(self.builtins, self._load_invalid, custom)
+
+    @functools.cached_property
+    def invalid(self) -> Tool:
+        return self._load_invalid()
 
     def is_custom(self, tool_id: str) -> bool:
         return any(t.id == tool_id for t in self.custom)

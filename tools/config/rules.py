@@ -8,7 +8,6 @@ files lives in ``tools.config.files``; this module knows OpenCode's JSON keys.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -382,6 +381,8 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
 
 def _unknown_key(key: Any, known: Iterable[str] = KNOWN_KEYS, where: KeyPath = ()) -> ConfigError:
     """A key OpenCode does not read, with the one it probably meant."""
+    import difflib  # only for a misspelt key: difflib stays out of a cold start
+
     close = difflib.get_close_matches(str(key), sorted(known), 1, 0.75)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return ConfigError(f"unknown key{hint} (a misspelt key would be ignored)", (*where, str(key)))
