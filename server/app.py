@@ -122,7 +122,8 @@ def settle_memory() -> None:
     """Keep what start-up (or loading the tools) allocated out of later collections.
 
     ``toolhost serve`` starts with garbage collection off (server.cli); it is turned
-    on here, once initialize is answered.
+    on here, once the tool framework is loaded (on ``initialized`` or the first tools
+    request): collecting among the objects of those imports would only slow them.
     """
     gc.freeze()
     gc.enable()
@@ -244,7 +245,7 @@ def run(
     async def main() -> None:
         loop = asyncio.get_running_loop()
         forward_to_client(server, loop)
-        loop.call_later(GC_FALLBACK_SECONDS, gc.enable)  # in case initialize never comes
+        loop.call_later(GC_FALLBACK_SECONDS, gc.enable)  # in case the tools never load
         if transport == "stdio":
             await serve_stdio(server)
             return
