@@ -71,3 +71,11 @@ def test_without_openat2_nothing_is_claimed(tree: Path, monkeypatch: pytest.Monk
     assert not openat2.has_no_symlinks(str(tree / "a" / "b"))
     with pytest.raises(openat2.Unsupported):
         openat2.open_no_symlinks(str(tree / "a"), os.O_PATH)
+
+
+def test_a_nul_byte_is_refused_as_os_open_refuses_it(tree: Path) -> None:
+    # ctypes would pass the bytes up to the NUL, a shorter path than the one checked.
+    with pytest.raises(ValueError, match="null byte"):
+        openat2.open_no_symlinks(str(tree / "a") + "\0/../../etc", os.O_PATH)
+    with pytest.raises(ValueError, match="null byte"):
+        os.open(str(tree / "a") + "\0/x", os.O_PATH)

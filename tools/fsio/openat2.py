@@ -58,8 +58,11 @@ def open_no_symlinks(path: str, flags: int) -> int:
     global _call
     if _call is None:
         raise Unsupported()
+    encoded = os.fsencode(path)
+    if b"\0" in encoded:  # C would stop at the NUL and open a shorter path
+        raise ValueError("embedded null byte")
     how = _OpenHow(flags, 0, _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
-    fd = _call(_SYS_OPENAT2, _AT_FDCWD, os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how))
+    fd = _call(_SYS_OPENAT2, _AT_FDCWD, encoded, ctypes.byref(how), ctypes.sizeof(how))
     if fd >= 0:
         return int(fd)
     code = ctypes.get_errno()
