@@ -5,16 +5,20 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 TOOLHOST = Path(sys.executable).with_name("toolhost")
+# Where the MCP hosts' npm packages are installed once, across runs.
+E2E_CACHE = Path(os.environ.get("TOOLHOST_E2E_CACHE", Path.home() / ".cache" / "toolhost-e2e"))
 
 
 def server_params(root: Path, *args: str, env: dict[str, str] | None = None) -> Any:
@@ -65,3 +69,24 @@ def npm_install(folder: Path, spec: str, binary: Path) -> str | None:
         if done.returncode == 0 and binary.exists():
             return None
         return (done.stderr or done.stdout).strip()[-2000:]
+
+
+def npm_cli(package: str, version: str, folder: str, command: str) -> Path:
+    """``command`` of ``package@version``, installed into ``E2E_CACHE/<folder>-<version>``
+    on first use. The test skips, saying why, when npm is missing or cannot install it."""
+    if shutil.which("npm") is None:
+        pytest.skip(f"{package} is installed with npm, which is not on PATH")
+    install = E2E_CACHE / f"{folder}-{version}"
+    binary = install / "node_modules" / ".bin" / command
+    failure = npm_install(install, f"{package}@{version}", binary)
+    if failure is not None:
+        pytest.skip(f"npm could not install {package}@{version}:\n{failure}")
+    return binary
+
+
+def version_of(binary: Path) -> str:
+    """What ``binary --version`` prints, stripped."""
+    done = subprocess.run(
+        [str(binary), "--version"], capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout.strip()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,30 +26,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.helpers import npm_install
+from tests.mcp.helpers import npm_cli, version_of
 from tests.readme_snippets import snippet
 from tests.scripted_anthropic import ScriptedAnthropic, serve, tool_names, tool_results
 from tests.scripted_model import Reply, ToolCall
 
 VERSION = "2.1.332"
-CACHE = Path(os.environ.get("TOOLHOST_E2E_CACHE", Path.home() / ".cache" / "toolhost-e2e"))
-INSTALL = CACHE / f"claude-code-{VERSION}"
-CLAUDE = INSTALL / "node_modules" / ".bin" / "claude"
 BIN = Path(sys.executable).parent  # where this toolhost's console script is
 
 
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    if shutil.which("npm") is None:
-        pytest.skip("Claude Code is installed with npm, which is not on PATH")
-    failure = npm_install(INSTALL, f"@anthropic-ai/claude-code@{VERSION}", CLAUDE)
-    if failure is not None:
-        pytest.skip(f"npm could not install @anthropic-ai/claude-code@{VERSION}: {failure}")
-    version = subprocess.run(
-        [str(CLAUDE), "--version"], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert version.stdout.split()[0] == VERSION, version.stdout
-    return CLAUDE
+    binary = npm_cli("@anthropic-ai/claude-code", VERSION, "claude-code", "claude")
+    version = version_of(binary)
+    assert version.split()[0] == VERSION, version
+    return binary
 
 
 def claude_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,30 +25,20 @@ from typing import Any
 
 import pytest
 
-from tests.mcp.helpers import npm_install
+from tests.mcp.helpers import npm_cli, version_of
 from tests.readme_snippets import snippet
 from tests.scripted_model import Reply, ScriptedModel, ToolCall
 from tests.scripted_responses import function_outputs, offered_tools, serve_responses
 
 VERSION = "0.171.0"
-CACHE = Path(os.environ.get("TOOLHOST_E2E_CACHE", Path.home() / ".cache" / "toolhost-e2e"))
-INSTALL = CACHE / f"codex-{VERSION}"
-CODEX = INSTALL / "node_modules" / ".bin" / "codex"
 BIN = Path(sys.executable).parent  # where this toolhost's console script is
 
 
 @pytest.fixture(scope="module")
 def codex() -> Path:
-    if shutil.which("npm") is None:
-        pytest.skip("Codex is installed with npm, which is not on PATH")
-    failure = npm_install(INSTALL, f"@openai/codex@{VERSION}", CODEX)
-    if failure is not None:
-        pytest.skip(f"npm could not install @openai/codex@{VERSION}:\n{failure}")
-    version = subprocess.run(
-        [str(CODEX), "--version"], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert version.stdout.strip() == f"codex-cli {VERSION}"
-    return CODEX
+    binary = npm_cli("@openai/codex", VERSION, "codex", "codex")
+    assert version_of(binary) == f"codex-cli {VERSION}"
+    return binary
 
 
 @pytest.fixture

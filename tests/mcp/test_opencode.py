@@ -23,13 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.helpers import npm_install
+from tests.mcp.helpers import E2E_CACHE, npm_install, version_of
 from tests.readme_snippets import snippet
 from tests.scripted_model import Reply, ScriptedModel, ToolCall, serve, tool_names, tool_results
 
 VERSION = "1.18.33"
-CACHE = Path(os.environ.get("TOOLHOST_E2E_CACHE", Path.home() / ".cache" / "toolhost-e2e"))
-HOME = CACHE / f"opencode-{VERSION}"
+HOME = E2E_CACHE / f"opencode-{VERSION}"
 OPENCODE = HOME / "node_modules" / ".bin" / "opencode"
 BIN = Path(sys.executable).parent  # where this toolhost's console script is
 
@@ -42,10 +41,7 @@ def opencode() -> Path:
         pytest.skip("OpenCode needs ripgrep (rg) on PATH")
     failure = npm_install(HOME, f"opencode-ai@{VERSION}", OPENCODE)
     assert failure is None, f"npm install opencode-ai failed:\n{failure}"
-    version = subprocess.run(
-        [str(OPENCODE), "--version"], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert version.stdout.strip() == VERSION
+    assert version_of(OPENCODE) == VERSION
     return OPENCODE
 
 
