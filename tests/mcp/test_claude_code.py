@@ -26,6 +26,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.mcp.greeting import (
+    AFTER,
+    ANSWER,
+    BEFORE,
+    PROMPT,
+    assert_tool_results,
+    edit_call,
+    greet_file,
+    read_then_edit,
+)
 from tests.mcp.helpers import npm_cli, version_of
 from tests.readme_snippets import snippet
 from tests.scripted_anthropic import ScriptedAnthropic, serve, tool_names, tool_results
@@ -172,41 +182,35 @@ def model_env(model: ScriptedAnthropic, *, tool_search: bool = False) -> dict[st
     }
 
 
+ALLOWED = "mcp__toolhost__read,mcp__toolhost__edit"
+
+
+def run_claude_edit(
+    claude: Path, project: Path, home: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``claude -p`` with toolhost's read and edit allowed; it must answer ``ANSWER``."""
+    done = run_claude(claude, ["-p", PROMPT, "--allowedTools", ALLOWED], project, home, env=env)
+    log = (done.stdout + done.stderr)[-6000:]
+    assert done.returncode == 0, log
+    assert done.stdout.strip() == ANSWER, log
+    return done
+
+
 def test_claude_p_calls_toolhost_read_and_edit_over_mcp(
     claude: Path, project: Path, home: Path, model: ScriptedAnthropic
 ) -> None:
-    target = project / "greet.py"
-    target.write_text("def greet():\n    return 'hi'\n")
+    target = greet_file(project)
     add_toolhost(claude, project, home)
-    model.steps = [
-        ToolCall("mcp__toolhost__read", {"filePath": str(target)}),
-        ToolCall(
-            "mcp__toolhost__edit",
-            {"filePath": str(target), "oldString": "'hi'", "newString": "'hello'"},
-        ),
-        Reply("The greeting now says hello."),
-    ]
+    model.steps = read_then_edit("mcp__toolhost__", target)
 
-    allowed = "mcp__toolhost__read,mcp__toolhost__edit"
-    done = run_claude(
-        claude,
-        ["-p", "Say hello instead", "--allowedTools", allowed],
-        project,
-        home,
-        env=model_env(model),
-    )
+    done = run_claude_edit(claude, project, home, model_env(model))
     log = (done.stdout + done.stderr)[-6000:]
-    assert done.returncode == 0, log
-    assert done.stdout.strip() == "The greeting now says hello.", log
-    assert target.read_text() == "def greet():\n    return 'hello'\n", log
+    assert target.read_text() == AFTER, log
 
     assert len(model.requests) == 3, log
     offered = set(tool_names(model.requests[0]))
     assert {"mcp__toolhost__read", "mcp__toolhost__edit", "mcp__toolhost__grep"} <= offered
-    read_result = tool_results(model.requests[1])[-1]
-    assert "<path>" in read_result and "2:     return 'hi'" in read_result, read_result
-    edit_result = tool_results(model.requests[2])[-1]
-    assert "Edit applied successfully." in edit_result, edit_result
+    assert_tool_results(tool_results(model.requests[1])[-1], tool_results(model.requests[2])[-1])
 
 
 def test_claude_p_with_default_tool_search_loads_toolhost_tools_then_edits(
@@ -215,32 +219,17 @@ def test_claude_p_with_default_tool_search_loads_toolhost_tools_then_edits(
     # Claude Code's default: the toolhost tools are only named (as deferred tools) until
     # the model loads them with ToolSearch; then their schemas, from toolhost's
     # tools/list, are offered and the calls go through MCP as before.
-    target = project / "greet.py"
-    target.write_text("def greet():\n    return 'hi'\n")
+    target = greet_file(project)
     add_toolhost(claude, project, home)
     model.marker_tool = "ToolSearch"
     model.steps = [
-        ToolCall("ToolSearch", {"query": "select:mcp__toolhost__read,mcp__toolhost__edit"}),
-        ToolCall("mcp__toolhost__read", {"filePath": str(target)}),
-        ToolCall(
-            "mcp__toolhost__edit",
-            {"filePath": str(target), "oldString": "'hi'", "newString": "'hello'"},
-        ),
-        Reply("The greeting now says hello."),
+        ToolCall("ToolSearch", {"query": f"select:{ALLOWED}"}),
+        *read_then_edit("mcp__toolhost__", target),
     ]
 
-    allowed = "mcp__toolhost__read,mcp__toolhost__edit"
-    done = run_claude(
-        claude,
-        ["-p", "Say hello instead", "--allowedTools", allowed],
-        project,
-        home,
-        env=model_env(model, tool_search=True),
-    )
+    done = run_claude_edit(claude, project, home, model_env(model, tool_search=True))
     log = (done.stdout + done.stderr)[-6000:]
-    assert done.returncode == 0, log
-    assert done.stdout.strip() == "The greeting now says hello.", log
-    assert target.read_text() == "def greet():\n    return 'hello'\n", log
+    assert target.read_text() == AFTER, log
 
     assert len(model.requests) == 4, log
     first = model.requests[0]
@@ -250,10 +239,7 @@ def test_claude_p_with_default_tool_search_loads_toolhost_tools_then_edits(
     assert {"mcp__toolhost__read", "mcp__toolhost__edit"} <= set(loaded), sorted(loaded)
     edit_schema = loaded["mcp__toolhost__edit"]["input_schema"]
     assert {"filePath", "oldString", "newString"} <= set(edit_schema["properties"])
-    read_result = tool_results(model.requests[2])[-1]
-    assert "<path>" in read_result and "2:     return 'hi'" in read_result, read_result
-    edit_result = tool_results(model.requests[3])[-1]
-    assert "Edit applied successfully." in edit_result, edit_result
+    assert_tool_results(tool_results(model.requests[2])[-1], tool_results(model.requests[3])[-1])
 
 
 def test_claude_p_without_allowed_tools_does_not_let_the_edit_through(
@@ -261,21 +247,14 @@ def test_claude_p_without_allowed_tools_does_not_let_the_edit_through(
 ) -> None:
     # Without --allowedTools, print mode cannot ask anyone, so Claude Code refuses the
     # MCP call itself and toolhost never runs it: the file keeps its text.
-    target = project / "greet.py"
-    target.write_text("def greet():\n    return 'hi'\n")
+    target = greet_file(project)
     add_toolhost(claude, project, home)
-    model.steps = [
-        ToolCall(
-            "mcp__toolhost__edit",
-            {"filePath": str(target), "oldString": "'hi'", "newString": "'hello'"},
-        ),
-        Reply("I was not allowed to edit."),
-    ]
+    model.steps = [edit_call("mcp__toolhost__edit", target), Reply("I was not allowed to edit.")]
 
-    done = run_claude(claude, ["-p", "Say hello instead"], project, home, env=model_env(model))
+    done = run_claude(claude, ["-p", PROMPT], project, home, env=model_env(model))
     log = (done.stdout + done.stderr)[-6000:]
     assert done.returncode == 0, log
-    assert target.read_text() == "def greet():\n    return 'hi'\n", log
+    assert target.read_text() == BEFORE, log
     assert len(model.requests) == 2, log
     refusal = tool_results(model.requests[1])[-1]
     assert "Edit applied" not in refusal and "permission" in refusal.lower(), refusal

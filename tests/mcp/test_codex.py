@@ -25,9 +25,17 @@ from typing import Any
 
 import pytest
 
+from tests.mcp.greeting import (
+    AFTER,
+    ANSWER,
+    PROMPT,
+    assert_tool_results,
+    greet_file,
+    read_then_edit,
+)
 from tests.mcp.helpers import npm_cli, version_of
 from tests.readme_snippets import snippet
-from tests.scripted_model import Reply, ScriptedModel, ToolCall
+from tests.scripted_model import ScriptedModel
 from tests.scripted_responses import function_outputs, offered_tools, serve_responses
 
 VERSION = "0.171.0"
@@ -137,17 +145,9 @@ def test_codex_exec_calls_toolhost_read_and_edit_over_mcp(
     project.mkdir()
     home = tmp_path / "home"
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    target = project / "greet.py"
-    target.write_text("def greet():\n    return 'hi'\n")
+    target = greet_file(project)
     write_config(home, before=provider_config(model), after=snippet("codex-approve-edit"))
-    model.steps = [
-        ToolCall("mcp__toolhost__read", {"filePath": str(target)}),
-        ToolCall(
-            "mcp__toolhost__edit",
-            {"filePath": str(target), "oldString": "'hi'", "newString": "'hello'"},
-        ),
-        Reply("The greeting now says hello."),
-    ]
+    model.steps = read_then_edit("mcp__toolhost__", target)
 
     done = run_codex(
         codex,
@@ -158,7 +158,7 @@ def test_codex_exec_calls_toolhost_read_and_edit_over_mcp(
         "--ephemeral",
         "-C",
         str(project),
-        "Say hello instead",
+        PROMPT,
         cwd=project,
         bin_dir=bin_dir,
     )
@@ -181,12 +181,10 @@ def test_codex_exec_calls_toolhost_read_and_edit_over_mcp(
         ("toolhost", "read", "completed"),
         ("toolhost", "edit", "completed"),
     ], transcript
-    assert target.read_text() == "def greet():\n    return 'hello'\n", transcript
-    read_result = function_outputs(model.requests[1])[-1]
-    assert "<path>" in read_result and "2:     return 'hi'" in read_result, read_result
-    edit_result = function_outputs(model.requests[2])[-1]
-    assert "Edit applied successfully." in edit_result, edit_result
+    assert target.read_text() == AFTER, transcript
+    assert_tool_results(
+        function_outputs(model.requests[1])[-1], function_outputs(model.requests[2])[-1]
+    )
     assert any(
-        item.get("type") == "agent_message" and item.get("text") == "The greeting now says hello."
-        for item in items
+        item.get("type") == "agent_message" and item.get("text") == ANSWER for item in items
     ), transcript

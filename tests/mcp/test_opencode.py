@@ -23,9 +23,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.mcp.greeting import (
+    AFTER,
+    ANSWER,
+    PROMPT,
+    assert_tool_results,
+    greet_file,
+    read_then_edit,
+)
 from tests.mcp.helpers import E2E_CACHE, npm_install, version_of
 from tests.readme_snippets import snippet
-from tests.scripted_model import Reply, ScriptedModel, ToolCall, serve, tool_names, tool_results
+from tests.scripted_model import ScriptedModel, serve, tool_names, tool_results
 
 VERSION = "1.18.33"
 HOME = E2E_CACHE / f"opencode-{VERSION}"
@@ -89,23 +97,16 @@ def test_opencode_calls_toolhost_read_and_edit_over_mcp(
     home = tmp_path / "home"
     home.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    target = project / "greet.py"
-    target.write_text("def greet():\n    return 'hi'\n")
+    target = greet_file(project)
     # The user's own OpenCode config (a project opencode.json would be the folder's own
     # config, which toolhost serves restricted until the folder is trusted).
     global_config = home / ".config" / "opencode" / "opencode.json"
     global_config.parent.mkdir(parents=True)
     global_config.write_text(json.dumps(project_config(model)))
-    model.steps = [
-        ToolCall("toolhost_read", {"filePath": str(target)}),
-        ToolCall(
-            "toolhost_edit", {"filePath": str(target), "oldString": "'hi'", "newString": "'hello'"}
-        ),
-        Reply("The greeting now says hello."),
-    ]
+    model.steps = read_then_edit("toolhost_", target)
 
     done = subprocess.run(
-        [str(opencode), "run", "--print-logs", "-m", "scripted/scripted", "Say hello instead"],
+        [str(opencode), "run", "--print-logs", "-m", "scripted/scripted", PROMPT],
         cwd=project,
         env=opencode_env(project, home),
         capture_output=True,
@@ -116,16 +117,13 @@ def test_opencode_calls_toolhost_read_and_edit_over_mcp(
     )
     log = done.stderr[-6000:]
     assert done.returncode == 0, log
-    assert "The greeting now says hello." in done.stdout
-    assert target.read_text() == "def greet():\n    return 'hello'\n", log
+    assert ANSWER in done.stdout
+    assert target.read_text() == AFTER, log
 
     assert len(model.requests) == 3, log
     offered = tool_names(model.requests[0])
     assert {"toolhost_read", "toolhost_edit", "toolhost_bash", "toolhost_grep"} <= set(offered)
-    read_result = tool_results(model.requests[1])[-1]
-    assert "<path>" in read_result and "2:     return 'hi'" in read_result
-    edit_result = tool_results(model.requests[2])[-1]
-    assert "Edit applied successfully." in edit_result, edit_result
+    assert_tool_results(tool_results(model.requests[1])[-1], tool_results(model.requests[2])[-1])
     schema = next(
         tool["function"]["parameters"]
         for tool in model.requests[0]["tools"]
