@@ -13,39 +13,31 @@ calls) gets a short text and uses up no step.  Every request body is recorded.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.scripted_model import Reply, ScriptedHandler, Step, ToolCall, serve_on_loopback
+from tests.scripted_model import (
+    Reply,
+    ScriptedHandler,
+    ScriptedModel,
+    ToolCall,
+    serve_on_loopback,
+)
 
 
 @dataclass
-class ScriptedAnthropic:
-    steps: list[Step]
-    marker_tool: str  # a request offering this tool is a conversation turn
-    requests: list[dict[str, Any]] = field(default_factory=list)  # conversation turns
-    other_requests: list[dict[str, Any]] = field(default_factory=list)
-    port: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+class ScriptedAnthropic(ScriptedModel):
+    marker_tool: str = ""  # a request offering this tool is a conversation turn
+    aside = "Scripted aside"
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def next_step(self, body: dict[str, Any]) -> ToolCall | Reply:
-        with self._lock:
-            if self.marker_tool not in tool_names(body):
-                self.other_requests.append(body)
-                return Reply("Scripted aside")
-            self.requests.append(body)
-            index = len(self.requests) - 1
-        if index >= len(self.steps):
-            return Reply("The script has ended.")
-        step = self.steps[index]
-        return step(body) if callable(step) else step
+    def is_turn(self, body: dict[str, Any]) -> bool:
+        return self.marker_tool in tool_names(body)
 
 
 def tool_names(body: dict[str, Any]) -> list[str]:

@@ -49,15 +49,22 @@ class ScriptedModel:
     port: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    # What a request that is not a turn of the conversation (an agent's title call) gets.
+    aside = "Scripted title"
+
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def is_turn(self, body: dict[str, Any]) -> bool:
+        """A request offering tools is a turn of the conversation: it takes the next step."""
+        return bool(body.get("tools"))
+
     def next_step(self, body: dict[str, Any]) -> ToolCall | Reply:
         with self._lock:
-            if not body.get("tools"):
+            if not self.is_turn(body):
                 self.other_requests.append(body)
-                return Reply("Scripted title")
+                return Reply(self.aside)
             self.requests.append(body)
             index = len(self.requests) - 1
         if index >= len(self.steps):
