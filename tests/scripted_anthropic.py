@@ -118,11 +118,8 @@ def _handler(model: ScriptedAnthropic) -> type[BaseHTTPRequestHandler]:
             self._send(200, "application/json", b'{"data": [], "has_more": false}')
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"{}")
-            except ValueError:
-                self._send(400, "application/json", b'{"type": "error"}')
+            body = self._json_body(not_json=b'{"type": "error"}')
+            if body is None:
                 return
             if "/count_tokens" in self.path:
                 self._send(200, "application/json", b'{"input_tokens": 10}')

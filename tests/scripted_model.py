@@ -176,6 +176,15 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.close_connection = True
 
+    def _json_body(self, not_json: bytes = b'{"error": "not JSON"}') -> Any | None:
+        """The request's JSON body; None when it is not JSON (answered 400 with ``not_json``)."""
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            return json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            self._send(400, "application/json", not_json)
+            return None
+
 
 def serve_on_loopback(
     model: Served, handler: type[BaseHTTPRequestHandler], name: str
@@ -209,11 +218,8 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             self._send(200, "application/json", body)
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"{}")
-            except ValueError:
-                self._send(400, "application/json", b'{"error": "not JSON"}')
+            body = self._json_body()
+            if body is None:
                 return
             step = model.next_step(body)
             number = next(calls)

@@ -93,11 +93,8 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             self._send(404, "application/json", b'{"error": "no model list here"}')
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"{}")
-            except ValueError:
-                self._send(400, "application/json", b'{"error": "not JSON"}')
+            body = self._json_body()
+            if body is None:
                 return
             if not self.path.rstrip("/").endswith("/responses"):
                 self._send(404, "application/json", b'{"error": "only /v1/responses"}')
