@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.custom import discovery, plugins, python_loader
+from tools.custom import discovery, plugins
 from tools.custom.discovery import ToolFile
-from tools.custom.python_loader import LoadError, Named, check_id, tool_id
+from tools.custom.naming import LoadError, Named, check_id, tool_id
 from tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -134,8 +134,11 @@ class CustomTools:
             if path.suffix == ".py" and digests.get(path) != previous.get(path)
         }
         loaded: dict[Path, _Loaded] = {}
-        for folder in changed_folders:
-            python_loader.forget_folder(folder)
+        if changed_folders:  # the Python tool API (pydantic) only where such files are
+            from tools.custom import python_loader
+
+            for folder in changed_folders:
+                python_loader.forget_folder(folder)
         for f in files:
             if f.path.parent in changed_folders or f.path not in self._python:
                 loaded[f.path] = _load_python(f.path)
@@ -226,6 +229,8 @@ class CustomTools:
 
 
 def _load_python(path: Path) -> _Loaded:
+    from tools.custom import python_loader
+
     try:
         return _Loaded(tools=python_loader.load_file(path))
     except LoadError as error:

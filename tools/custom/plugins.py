@@ -17,8 +17,7 @@ import importlib
 import types
 from importlib import metadata
 
-from tools.custom.api import ToolSpec
-from tools.custom.python_loader import LoadError, Named, check_id, from_spec, tools_in
+from tools.custom.naming import LoadError, Named, check_id
 from tools.tool import Tool
 
 GROUP = "toolhost.tools"
@@ -52,6 +51,9 @@ class PluginError(LoadError):
 
 def load(ep: metadata.EntryPoint) -> list[Named]:
     """The tools one entry point provides; ``PluginError`` says why it provides none."""
+    from tools.custom.api import ToolSpec
+    from tools.custom.python_loader import from_spec, tools_in
+
     try:
         target = ep.load()
     except (Exception, SystemExit) as error:

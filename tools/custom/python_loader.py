@@ -22,12 +22,12 @@ import threading
 import traceback
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tools.context import ToolContext
 from tools.custom.api import CustomContext, ToolSpec, is_async
+from tools.custom.naming import LoadError, Named, check_id, tool_id
 from tools.result import ToolResult
 from tools.tool import Tool, coerce_result, define
 
@@ -36,34 +36,7 @@ log = logging.getLogger("toolhost.custom")
 # How long a cancelled tool may take to stop before its call is answered anyway.
 ABORT_GRACE_SECONDS = 2.0
 
-TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
 _import_lock = threading.Lock()
-
-
-class LoadError(Exception):
-    """A file could not be loaded; the message says why, for ``toolhost list``."""
-
-
-@dataclass(frozen=True)
-class Named:
-    """A tool found in a module, with the id the naming rule gives it."""
-
-    id: str
-    tool: Tool
-
-
-def tool_id(stem: str, name: str) -> str:
-    """``default`` is the file's tool; any other name ``x`` is ``<stem>_x``."""
-    return stem if name == "default" else f"{stem}_{name}"
-
-
-def check_id(candidate: str) -> None:
-    if not TOOL_ID.fullmatch(candidate):
-        raise LoadError(
-            f"the tool name {candidate!r} is not usable: model APIs accept 1-64 letters, "
-            "digits, _ and -; rename the file (or the variable)"
-        )
 
 
 def package_name(folder: Path) -> str:
