@@ -41,7 +41,7 @@ def test_a_lazy_builtin_shows_what_its_module_defines(tool_id: str) -> None:
 def test_listing_and_running_read_imports_no_other_tool() -> None:
     code = (
         "import asyncio, sys, tempfile, pathlib\n"
-        "HEAVY = ('httpx', 'yaml', 'tree_sitter', 'difflib', 'tools.agents.children')\n"
+        "HEAVY = ('httpx', 'yaml', 'tree_sitter', 'difflib', 'tools.agents.children', 'pydantic')\n"
         "from tools import ToolHost\n"
         "root = pathlib.Path(tempfile.mkdtemp()); (root / 'a.txt').write_text('x\\n')\n"
         "host = ToolHost(root)\n"

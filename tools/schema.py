@@ -2,23 +2,49 @@
 
 pydantic emits ``title`` everywhere and puts nested models under ``$defs``; many
 providers reject ``$ref``.  We inline every reference and drop titles once, when a
-tool is defined.
+tool is defined (a built-in's, ahead of time: ``tools.arguments``).
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 _DROP = {"title"}
 
 
 def model_schema(model: type[BaseModel]) -> dict[str, Any]:
-    raw = model.model_json_schema(by_alias=True, mode="validation")
+    return _from_pydantic(model.model_json_schema(by_alias=True, mode="validation"))
+
+
+def arguments_schema(raw: dict[str, Any]) -> dict[str, Any]:
+    """pydantic's JSON Schema of an ``Arguments`` dataclass, as the model sees it.
+
+    Its descriptions are field docstrings, wrapped to fit the source: each becomes
+    one line again, as a ``Field(description=...)`` would have been written.
+    """
+    return _from_pydantic(_unwrapped(raw))
+
+
+def _from_pydantic(raw: dict[str, Any]) -> dict[str, Any]:
     defs = raw.pop("$defs", {})
     return _as_arguments(_inline(raw, defs))
+
+
+def _unwrapped(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_unwrapped(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: " ".join(value.split())
+        if key == "description" and isinstance(value, str)
+        else _unwrapped(value)
+        for key, value in node.items()
+    }
 
 
 def _as_arguments(schema: dict[str, Any]) -> dict[str, Any]:

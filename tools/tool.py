@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic_core import ValidationError
 
 from tools import malformed
+from tools.arguments import Arguments, json_schema_for, validator_for
 from tools.errors import ToolError
 from tools.result import Attachment, ToolResult
-from tools.schema import model_schema
 from tools.truncation import truncate_output
 
 if TYPE_CHECKING:
@@ -72,7 +72,9 @@ class Annotations:
         }
 
 
-class NoArgs(BaseModel):
+# A tool that takes no arguments (no docstring: it would become the schema's description).
+@dataclass(frozen=True, kw_only=True)
+class NoArgs(Arguments):
     pass
 
 
@@ -80,7 +82,8 @@ class NoArgs(BaseModel):
 class Tool:
     id: str
     description: str
-    parameters: type[BaseModel]
+    # An ``Arguments`` dataclass (the built-ins) or a pydantic model (custom tools).
+    parameters: type[Any]
     execute: Execute
     kind: ToolKind = "other"
     annotations: Annotations = Annotations()
@@ -111,7 +114,7 @@ class Tool:
         if found:
             return self.error_result(format_malformed(self, found), "invalid_arguments")
         try:
-            args = self.parameters.model_validate(raw_args)
+            args = validator_for(self.parameters)(raw_args)
         except ValidationError as error:
             return self.error_result(format_validation_error(self, error), "invalid_arguments")
         try:
@@ -227,7 +230,7 @@ def format_validation_error(tool: Tool, error: ValidationError) -> str:
         expected = _expectation(properties.get(top, {}))
         if issue["type"] == "missing":
             problem = "is required but was not given"
-        elif issue["type"] in ("model_type", "dict_type") and not issue["loc"]:
+        elif issue["type"] in ("model_type", "dataclass_type", "dict_type") and not issue["loc"]:
             problem = f"must be a JSON object of named arguments, got {_show(issue['input'])}"
         else:
             problem = f"{_lower_first(issue['msg'])} (got {_show(issue['input'])})"
@@ -272,7 +275,7 @@ def _show(value: Any) -> str:
 def define(
     id: str,
     *,
-    parameters: type[BaseModel] = NoArgs,
+    parameters: type[Any] = NoArgs,
     execute: Execute,
     kind: ToolKind = "other",
     annotations: Annotations = Annotations(),
@@ -297,7 +300,7 @@ def define(
         kind=kind,
         annotations=annotations,
         requires=frozenset(requires),
-        schema=model_schema(parameters),
+        schema=json_schema_for(parameters),
         describe=describe,
         available=available,
     )

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.tool import Annotations, Tool
+from tools.tool import Annotations, NoArgs, Tool
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -73,11 +73,12 @@ def _catalog() -> dict[str, dict[str, Any]]:
     return entries
 
 
-def catalog_entry(tool: Tool) -> dict[str, Any]:
-    """What the catalogue keeps of a loaded built-in (scripts/gen_catalog.py)."""
+def catalog_entry(tool: Tool, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the catalogue keeps of a loaded built-in (scripts/gen_catalog.py, which passes
+    the ``schema`` pydantic makes of its arguments now, not the stored one)."""
     return {
         "description": tool.description,
-        "schema": tool.schema,
+        "schema": tool.schema if schema is None else schema,
         "kind": tool.kind,
         "annotations": tool.annotations.to_wire(),
         "requires": sorted(tool.requires),
@@ -112,7 +113,7 @@ def _lazy(name: str, entry: dict[str, Any]) -> Tool:
     return LazyBuiltin(
         id=name,
         description=entry["description"],
-        parameters=_no_args(),
+        parameters=NoArgs,
         execute=_not_loaded,
         kind=entry["kind"],
         annotations=Annotations(
@@ -136,9 +137,3 @@ def _available_once_loaded(name: str) -> Available:
         return check is None or check(host, capabilities)
 
     return available
-
-
-def _no_args() -> Any:
-    from tools.tool import NoArgs
-
-    return NoArgs

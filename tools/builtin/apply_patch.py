@@ -20,8 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
+from tools.arguments import Arguments
 from tools.changes import diagnostics
 from tools.changes.changeset import ChangeSet, FileChange
 from tools.changes.commit import ask_patterns, commit, locked
@@ -50,11 +49,11 @@ SUCCESS = "Success. Updated the following files:"
 BOM_CHAR = "\ufeff"
 
 
-class ApplyPatchParams(BaseModel):
-    patchText: str = Field(
-        description="The whole patch, from '*** Begin Patch' to '*** End Patch', describing "
-        "every file to add, update, move or delete"
-    )
+@dataclass(frozen=True, kw_only=True)
+class ApplyPatchParams(Arguments):
+    patchText: str
+    """The whole patch, from '*** Begin Patch' to '*** End Patch', describing every file to add,
+    update, move or delete"""
 
 
 @dataclass

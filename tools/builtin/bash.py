@@ -52,12 +52,11 @@ import logging
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
-
+from tools.arguments import Arguments
 from tools.bash import process
 from tools.bash.commands import Analysis, Effective, unique
 from tools.bash.decision import Decision, Denial, decide
@@ -109,23 +108,23 @@ NONINTERACTIVE_ENV = {
 }
 
 
-class BashParams(BaseModel):
-    command: str = Field(description="The command line to run")
-    timeout: float | None = Field(
-        default=None,
-        allow_inf_nan=False,
-        description=f"Optional timeout in milliseconds (default {DEFAULT_TIMEOUT_MS})",
-    )
-    workdir: str | None = Field(
-        default=None,
-        description="Directory to run the command in, instead of `cd <dir> &&`; "
-        "defaults to the project directory",
-    )
-    description: str | None = Field(
-        default=None,
-        description="Optional: what the command does, in 5-10 words, e.g. 'Lists files in "
-        "current directory', 'Shows working tree status', 'Installs package dependencies'",
-    )
+@dataclass(frozen=True, kw_only=True)
+class BashParams(Arguments):
+    # Not NaN or infinity.
+    __pydantic_config__: ClassVar[dict[str, Any]] = {
+        **Arguments.__pydantic_config__,
+        "allow_inf_nan": False,
+    }
+    command: str
+    """The command line to run"""
+    timeout: float | None = None
+    """Optional timeout in milliseconds (default 120000)"""
+    workdir: str | None = None
+    """Directory to run the command in, instead of `cd <dir> &&`; defaults to the project
+    directory"""
+    description: str | None = None
+    """Optional: what the command does, in 5-10 words, e.g. 'Lists files in current directory',
+    'Shows working tree status', 'Installs package dependencies'"""
 
 
 async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from dataclasses import dataclass
 
+from tools.arguments import Arguments
 from tools.changes import diagnostics
 from tools.changes.commit import commit_file, locked
 from tools.changes.load import (
@@ -25,18 +26,17 @@ from tools.tool import Annotations, define
 OUTPUT = "Edit applied successfully."
 
 
-class EditParams(BaseModel):
-    filePath: str = Field(
-        description="Path of the file to change: absolute, or relative to the project directory"
-    )
-    oldString: str = Field(
-        description="The text to replace; an empty string creates a new file with newString "
-        "(use write to replace all of an existing file)"
-    )
-    newString: str = Field(description="The text to put in its place (must differ from oldString)")
-    replaceAll: bool = Field(
-        default=False, description="Replace every occurrence of oldString (default false)"
-    )
+@dataclass(frozen=True, kw_only=True)
+class EditParams(Arguments):
+    filePath: str
+    """Path of the file to change: absolute, or relative to the project directory"""
+    oldString: str
+    """The text to replace; an empty string creates a new file with newString (use write to
+    replace all of an existing file)"""
+    newString: str
+    """The text to put in its place (must differ from oldString)"""
+    replaceAll: bool = False
+    """Replace every occurrence of oldString (default false)"""
 
 
 async def execute(args: EditParams, ctx: ToolContext) -> ToolResult:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
+from tools.arguments import Arguments
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.paths import assert_external_directory, relative, resolve
@@ -25,16 +25,13 @@ _OMITTED = {"undefined", "null"}
 MATCH_ALL = re.compile(r"^(\*\*/)*\*{1,2}$")
 
 
-class GlobParams(BaseModel):
-    pattern: str = Field(
-        description='Glob pattern to match file paths against, e.g. "**/*.py" or '
-        '"src/**/*.{ts,tsx}"'
-    )
-    path: str | None = Field(
-        default=None,
-        description="Directory to search in; omit it to search the project directory. "
-        'Never pass "undefined" or "null": leave the field out instead.',
-    )
+@dataclass(frozen=True, kw_only=True)
+class GlobParams(Arguments):
+    pattern: str
+    """Glob pattern to match file paths against, e.g. "**/*.py" or "src/**/*.{ts,tsx}" """
+    path: str | None = None
+    """Directory to search in; omit it to search the project directory. Never pass "undefined" or
+    "null": leave the field out instead."""
 
 
 async def execute(args: GlobParams, ctx: ToolContext) -> ToolResult:

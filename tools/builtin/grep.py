@@ -16,8 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
+from tools.arguments import Arguments
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.paths import assert_external_directory, resolve
@@ -32,18 +31,14 @@ MAX_LINE_LENGTH = 2000
 _KEEP_BYTES = 4 * MAX_LINE_LENGTH + 4
 
 
-class GrepParams(BaseModel):
-    pattern: str = Field(
-        description="Regular expression (ripgrep syntax) to search file contents for"
-    )
-    path: str | None = Field(
-        default=None,
-        description="File or directory to search in; defaults to the project directory",
-    )
-    include: str | None = Field(
-        default=None,
-        description='Glob of the files to search, e.g. "*.py" or "*.{ts,tsx}"',
-    )
+@dataclass(frozen=True, kw_only=True)
+class GrepParams(Arguments):
+    pattern: str
+    """Regular expression (ripgrep syntax) to search file contents for"""
+    path: str | None = None
+    """File or directory to search in; defaults to the project directory"""
+    include: str | None = None
+    """Glob of the files to search, e.g. "*.py" or "*.{ts,tsx}" """
 
 
 @dataclass

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from dataclasses import dataclass
 
+from tools.arguments import Arguments
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.tool import define
 
 
-class InvalidParams(BaseModel):
-    tool: str = Field(description="The tool id the model asked for")
-    error: str = Field(description="Why the call could not be made")
+@dataclass(frozen=True, kw_only=True)
+class InvalidParams(Arguments):
+    tool: str
+    """The tool id the model asked for"""
+    error: str
+    """Why the call could not be made"""
 
 
 async def execute(args: InvalidParams, ctx: ToolContext) -> str:

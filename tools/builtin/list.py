@@ -6,10 +6,10 @@ import os
 import posixpath
 import stat
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
+from tools.arguments import Arguments
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.paths import assert_external_directory, relative, resolve
@@ -46,16 +46,13 @@ IGNORE_PATTERNS = (
 )
 
 
-class ListParams(BaseModel):
-    path: str | None = Field(
-        default=None,
-        description="Directory to list (absolute, or relative to the project directory); "
-        "defaults to the project directory",
-    )
-    ignore: list[str] | None = Field(
-        default=None,
-        description='Glob patterns of files and directories to leave out, e.g. "*.log"',
-    )
+@dataclass(frozen=True, kw_only=True)
+class ListParams(Arguments):
+    path: str | None = None
+    """Directory to list (absolute, or relative to the project directory); defaults to the
+    project directory"""
+    ignore: list[str] | None = None
+    """Glob patterns of files and directories to leave out, e.g. "*.log" """
 
 
 def ignore_globs(user: list[str] | None) -> list[str]:

@@ -10,11 +10,11 @@ the wire.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
-
+from tools.arguments import Arguments, AtLeast
 from tools.changes.diff import position_units
 from tools.context import ToolContext
 from tools.errors import NotFoundError
@@ -52,13 +52,16 @@ CALLS = {
 }
 
 
-class LspParams(BaseModel):
-    operation: Operation = Field(description="The question to ask the language server")
-    filePath: str = Field(
-        description="The file to ask about: absolute, or relative to the project directory"
-    )
-    line: int = Field(ge=1, description="Line of the symbol, 1-based (as read numbers lines)")
-    character: int = Field(ge=1, description="Column of the symbol on that line, 1-based")
+@dataclass(frozen=True, kw_only=True)
+class LspParams(Arguments):
+    operation: Operation
+    """The question to ask the language server"""
+    filePath: str
+    """The file to ask about: absolute, or relative to the project directory"""
+    line: Annotated[int, AtLeast(1)]
+    """Line of the symbol, 1-based (as read numbers lines)"""
+    character: Annotated[int, AtLeast(1)]
+    """Column of the symbol on that line, 1-based"""
 
 
 def line_text(path: Path, line: int, unsaved: str | None) -> str:

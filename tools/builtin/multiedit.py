@@ -7,11 +7,11 @@ file is written once, with one ``edit`` ask for the combined change.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
-
+from tools.arguments import Arguments, NonEmpty
 from tools.changes import diagnostics
 from tools.changes.commit import commit_file, locked
 from tools.changes.load import (
@@ -34,29 +34,24 @@ from tools.tool import Annotations, define
 OUTPUT = "Edit applied successfully."
 
 
-class EditEntry(BaseModel):
-    filePath: str | None = Field(
-        default=None,
-        description="Accepted for compatibility and ignored: every edit applies to the "
-        "top-level filePath",
-    )
-    oldString: str = Field(
-        description="The text to replace; an empty string in the first edit creates a new file"
-    )
-    newString: str = Field(description="The text to put in its place (must differ from oldString)")
-    replaceAll: bool = Field(
-        default=False, description="Replace every occurrence of oldString (default false)"
-    )
+@dataclass(frozen=True, kw_only=True)
+class EditEntry(Arguments):
+    filePath: str | None = None
+    """Accepted for compatibility and ignored: every edit applies to the top-level filePath"""
+    oldString: str
+    """The text to replace; an empty string in the first edit creates a new file"""
+    newString: str
+    """The text to put in its place (must differ from oldString)"""
+    replaceAll: bool = False
+    """Replace every occurrence of oldString (default false)"""
 
 
-class MultiEditParams(BaseModel):
-    filePath: str = Field(
-        description="Path of the file to change: absolute, or relative to the project directory"
-    )
-    edits: list[EditEntry] = Field(
-        min_length=1,
-        description="The edits, applied in order, each to the result of the one before",
-    )
+@dataclass(frozen=True, kw_only=True)
+class MultiEditParams(Arguments):
+    filePath: str
+    """Path of the file to change: absolute, or relative to the project directory"""
+    edits: Annotated[list[EditEntry], NonEmpty()]
+    """The edits, applied in order, each to the result of the one before"""
 
 
 def apply_all(

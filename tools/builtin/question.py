@@ -9,8 +9,9 @@ OpenCode; a question left without an answer reads "Unanswered".
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from dataclasses import dataclass
 
+from tools.arguments import Arguments, as_json
 from tools.context import ToolContext
 from tools.errors import PermissionRejectedError
 from tools.result import ToolResult
@@ -19,20 +20,30 @@ from tools.tool import Annotations, define
 DISMISSED = "The user dismissed this question"
 
 
-class QuestionOption(BaseModel):
-    label: str = Field(description="Display text (1-5 words, concise)")
-    description: str = Field(description="Explanation of choice")
+@dataclass(frozen=True, kw_only=True)
+class QuestionOption(Arguments):
+    label: str
+    """Display text (1-5 words, concise)"""
+    description: str
+    """Explanation of choice"""
 
 
-class QuestionPrompt(BaseModel):
-    question: str = Field(description="Complete question")
-    header: str = Field(description="Very short label (max 30 chars)")
-    options: list[QuestionOption] = Field(description="Available choices")
-    multiple: bool | None = Field(default=None, description="Allow selecting multiple choices")
+@dataclass(frozen=True, kw_only=True)
+class QuestionPrompt(Arguments):
+    question: str
+    """Complete question"""
+    header: str
+    """Very short label (max 30 chars)"""
+    options: list[QuestionOption]
+    """Available choices"""
+    multiple: bool | None = None
+    """Allow selecting multiple choices"""
 
 
-class QuestionParams(BaseModel):
-    questions: list[QuestionPrompt] = Field(description="Questions to ask")
+@dataclass(frozen=True, kw_only=True)
+class QuestionParams(Arguments):
+    questions: list[QuestionPrompt]
+    """Questions to ask"""
 
 
 def answered(questions: list[QuestionPrompt], answers: list[list[str]]) -> str:
@@ -56,7 +67,7 @@ async def ask(args: QuestionParams, ctx: ToolContext) -> ToolResult:
     request = {
         "sessionID": ctx.session_id,
         "callID": ctx.call_id,
-        "questions": [{**q.model_dump(exclude_none=True), "custom": True} for q in args.questions],
+        "questions": [{**as_json(q), "custom": True} for q in args.questions],
     }
     answers = await ctx.editor.ask_questions(request)
     if answers is None:

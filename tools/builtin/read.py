@@ -36,13 +36,13 @@ import logging
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, Field
+from typing import Annotated, Any, TypeVar
 
 from tools import instructions
 from tools.abort import AbortSignal
+from tools.arguments import Arguments, AtLeast
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio import ABORT_EVERY_LINES, MAX_BYTES, Media, Page, dirfd, page_of_text, read_page
@@ -60,22 +60,15 @@ PREVIEW_LINES = 20
 MAX_SUGGESTIONS = 3
 
 
-class ReadParams(BaseModel):
-    filePath: str = Field(
-        description="Path of the file or directory to read: absolute, or relative to the "
-        "project directory"
-    )
-    offset: int | None = Field(
-        default=None,
-        ge=0,
-        description="The line number to start reading from (1-based, 0 also means the first "
-        "line; for a directory, the entry number)",
-    )
-    limit: int | None = Field(
-        default=None,
-        ge=1,
-        description=f"The maximum number of lines (or entries) to read (default {DEFAULT_LIMIT})",
-    )
+@dataclass(frozen=True, kw_only=True)
+class ReadParams(Arguments):
+    filePath: str
+    """Path of the file or directory to read: absolute, or relative to the project directory"""
+    offset: Annotated[int, AtLeast(0)] | None = None
+    """The line number to start reading from (1-based, 0 also means the first line; for a
+    directory, the entry number)"""
+    limit: Annotated[int, AtLeast(1)] | None = None
+    """The maximum number of lines (or entries) to read (default 2000)"""
 
 
 # --- the tool ---------------------------------------------------------------------------

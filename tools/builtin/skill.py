@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
-
+from tools.arguments import Arguments
 from tools.config.dirs import global_config_dir, project_ancestors
 from tools.context import ToolContext
 from tools.errors import NotFoundError
@@ -102,8 +101,10 @@ def sample_files(directory: Path, limit: int = SAMPLED_FILES) -> list[Path]:
     return files
 
 
-class SkillParams(BaseModel):
-    name: str = Field(description="The name of the skill to load, as listed in this description")
+@dataclass(frozen=True, kw_only=True)
+class SkillParams(Arguments):
+    name: str
+    """The name of the skill to load, as listed in this description"""
 
 
 async def execute(args: SkillParams, ctx: ToolContext) -> ToolResult:

@@ -19,14 +19,14 @@ Listed only where a runner exists.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-from pydantic import BaseModel, Field
 
 from tools.agents import runner as runners
 from tools.agents.catalog import describe_subagents, listed_subagents
 from tools.agents.children import Child, ChildRun
 from tools.agents.policy import combine
+from tools.arguments import Arguments
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.result import ToolResult
@@ -36,17 +36,20 @@ if TYPE_CHECKING:
     from tools.host import ToolHost
 
 
-class TaskParams(BaseModel):
-    description: str = Field(description="A short (3-5 words) description of the task")
-    prompt: str = Field(description="The task for the agent to perform")
-    subagent_type: str = Field(description="The type of specialized agent to use for this task")
-    task_id: str | None = Field(
-        default=None,
-        description="This should only be set if you mean to resume a previous task (you can "
-        "pass a prior task_id and the task will continue the same subagent session as before "
-        "instead of creating a fresh one)",
-    )
-    command: str | None = Field(default=None, description="The command that triggered this task")
+@dataclass(frozen=True, kw_only=True)
+class TaskParams(Arguments):
+    description: str
+    """A short (3-5 words) description of the task"""
+    prompt: str
+    """The task for the agent to perform"""
+    subagent_type: str
+    """The type of specialized agent to use for this task"""
+    task_id: str | None = None
+    """This should only be set if you mean to resume a previous task (you can pass a prior
+    task_id and the task will continue the same subagent session as before instead of creating a
+    fresh one)"""
+    command: str | None = None
+    """The command that triggered this task"""
 
 
 def envelope(session_id: str, state: str, text: str, summary: str | None = None) -> str:

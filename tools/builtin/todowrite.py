@@ -6,26 +6,31 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
+from tools.arguments import Arguments, as_json
 from tools.context import ToolContext
 from tools.result import ToolResult
 from tools.tool import define
 
 
-class TodoItem(BaseModel):
-    content: str = Field(description="What needs doing, in a short imperative sentence")
-    status: Literal["pending", "in_progress", "completed", "cancelled"] = Field(
-        description="pending, in_progress (only one at a time), completed or cancelled"
-    )
-    priority: Literal["high", "medium", "low"] = Field(description="high, medium or low")
-    id: str | None = Field(default=None, description="A stable id for the item (optional)")
+@dataclass(frozen=True, kw_only=True)
+class TodoItem(Arguments):
+    content: str
+    """What needs doing, in a short imperative sentence"""
+    status: Literal["pending", "in_progress", "completed", "cancelled"]
+    """pending, in_progress (only one at a time), completed or cancelled"""
+    priority: Literal["high", "medium", "low"]
+    """high, medium or low"""
+    id: str | None = None
+    """A stable id for the item (optional)"""
 
 
-class TodoWriteParams(BaseModel):
-    todos: list[TodoItem] = Field(description="The whole updated list; it replaces the old one")
+@dataclass(frozen=True, kw_only=True)
+class TodoWriteParams(Arguments):
+    todos: list[TodoItem]
+    """The whole updated list; it replaces the old one"""
 
 
 def todo_result(todos: list[dict[str, Any]]) -> ToolResult:
@@ -39,7 +44,7 @@ def todo_result(todos: list[dict[str, Any]]) -> ToolResult:
 
 async def write_todos(args: TodoWriteParams, ctx: ToolContext) -> ToolResult:
     await ctx.ask("todowrite", ["*"], ["*"])
-    todos = [item.model_dump(exclude_none=True) for item in args.todos]
+    todos = [as_json(item) for item in args.todos]
     ctx.session.todos = todos
     return todo_result(todos)
 

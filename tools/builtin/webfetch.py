@@ -6,12 +6,12 @@ import asyncio
 import base64
 import posixpath
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import unquote
 
 import httpx
-from pydantic import BaseModel, Field
 
+from tools.arguments import Above, Arguments
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.html import html_to_markdown, html_to_text
@@ -44,18 +44,14 @@ HTML_MIMES = ("text/html", "application/xhtml+xml")
 NOT_IMAGES = ("image/svg+xml", "image/vnd.fastbidsheet")
 
 
-class WebFetchParams(BaseModel):
-    url: str = Field(description="The URL to fetch; it must start with http:// or https://")
-    format: Format = Field(
-        default="markdown",
-        description="How to return the content: markdown (the default), text, or html",
-    )
-    timeout: float | None = Field(
-        default=None,
-        gt=0,
-        description="Timeout in seconds for the whole request (default 30; values above "
-        "120 are treated as 120)",
-    )
+@dataclass(frozen=True, kw_only=True)
+class WebFetchParams(Arguments):
+    url: str
+    """The URL to fetch; it must start with http:// or https://"""
+    format: Format = "markdown"
+    """How to return the content: markdown (the default), text, or html"""
+    timeout: Annotated[float, Above(0)] | None = None
+    """Timeout in seconds for the whole request (default 30; values above 120 are treated as 120)"""
 
 
 @dataclass

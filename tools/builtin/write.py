@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from dataclasses import dataclass
 
+from tools.arguments import Arguments
 from tools.changes import diagnostics
 from tools.changes.commit import commit_file, locked
 from tools.changes.load import BOM_CHAR, load, require_path, whole_text
@@ -13,11 +14,12 @@ from tools.result import ToolResult
 from tools.tool import Annotations, define
 
 
-class WriteParams(BaseModel):
-    filePath: str = Field(
-        description="Path of the file to write: absolute, or relative to the project directory"
-    )
-    content: str = Field(description="The complete new content of the file")
+@dataclass(frozen=True, kw_only=True)
+class WriteParams(Arguments):
+    filePath: str
+    """Path of the file to write: absolute, or relative to the project directory"""
+    content: str
+    """The complete new content of the file"""
 
 
 async def execute(args: WriteParams, ctx: ToolContext) -> ToolResult:

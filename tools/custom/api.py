@@ -29,10 +29,13 @@ from pydantic import BaseModel, create_model
 from pydantic.fields import FieldInfo
 
 from tools.abort import AbortSignal
-from tools.tool import NoArgs
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
+
+
+class NoArgs(BaseModel):
+    """The arguments of a custom tool that declares none."""
 
 
 class ToolDefinitionError(TypeError):
