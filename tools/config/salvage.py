@@ -17,7 +17,6 @@ Only restrictions are salvaged: nothing here can allow anything.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -44,7 +43,11 @@ def permission_like(key: object) -> bool:
     if not isinstance(key, str):
         return False
     word = key.strip().lower()
-    return word == "permission" or bool(difflib.get_close_matches(word, ["permission"], 1, 0.8))
+    if word == "permission":
+        return True
+    from difflib import get_close_matches  # only for a key that is not already right
+
+    return bool(get_close_matches(word, ["permission"], 1, 0.8))
 
 
 # -- already-parsed data ---------------------------------------------------------------
