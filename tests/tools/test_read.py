@@ -700,6 +700,7 @@ _LINE_TEXT = st.one_of(
     final_newline=st.booleans(),
     offset=st.integers(1, 45),
     limit=st.integers(1, 45),
+    in_memory=st.booleans(),
 )
 def test_file_pages_match_pages_of_the_same_text(
     tmp_path_factory: pytest.TempPathFactory,
@@ -708,15 +709,29 @@ def test_file_pages_match_pages_of_the_same_text(
     final_newline: bool,
     offset: int,
     limit: int,
+    in_memory: bool,
 ) -> None:
     text = ("\r\n" if crlf else "\n").join(lines) + ("\n" if final_newline and lines else "")
     path = tmp_path_factory.mktemp("pages") / "f.txt"
     path.write_bytes(text.encode("utf-8"))
     signal = AbortSignal()
-    from_file = pages.read_page(path, offset, limit, signal)
+    whole_file_bytes = pages.WHOLE_FILE_BYTES
+    # A small file is paged from memory; with the threshold at 0 it is streamed from disk.
+    pages.WHOLE_FILE_BYTES = whole_file_bytes if in_memory else 0
+    try:
+        from_file = pages.read_page(path, offset, limit, signal)
+    finally:
+        pages.WHOLE_FILE_BYTES = whole_file_bytes
     from_text = pages.page_of_text(text, offset, limit, signal)
     assert isinstance(from_file, pages.Page)
     assert from_file.lines == from_text.lines
     assert (from_file.more, from_file.cut) == (from_text.more, from_text.cut)
     if from_file.count is not None:
         assert from_file.count == from_text.count
+
+
+def test_a_file_that_holds_more_than_its_size_says_is_read_to_its_end() -> None:
+    # /proc files report a size of 0: the whole-file read finds more and streams instead.
+    page = pages.read_page(Path("/proc/self/status"), 1, 2000, AbortSignal())
+    assert isinstance(page, pages.Page)
+    assert page.lines[0].startswith("Name:") and page.count == len(page.lines) > 5

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import contextlib
+import io
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -36,6 +39,7 @@ MAX_MEDIA_BYTES = 20 * 1024 * 1024
 SAMPLE_BYTES = 4096
 COUNT_CAP = 8 * 1024 * 1024  # bytes after the page we are willing to scan for the total
 CHUNK_BYTES = 1024 * 1024
+WHOLE_FILE_BYTES = 256 * 1024  # read whole, then paged from memory
 # A UTF-8 character is at most 4 bytes, so this many bytes always decode to more than
 # MAX_LINE_LENGTH characters: enough to show a cut line without holding all of it.
 HEAD_BYTES = (MAX_LINE_LENGTH + 1) * 4
@@ -107,11 +111,8 @@ def read_page(
     (``dirfd``), so a symlink swapped in after the check is refused, not followed."""
     try:
         fd = dirfd.open_file(real or resolved(path), os.O_RDONLY | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for a FIFO or device
-                raise ToolError(f"Cannot read {path}: it is not a regular file")
+        with _reader(fd, path) as (handle, size):
             sample = handle.read(SAMPLE_BYTES)
-            size = os.fstat(handle.fileno()).st_size
             sniffed = _sniff(sample)
             suffix = os.path.splitext(path)[1].lower()  # not Path.suffix: read's hot path
             claimed = sniffed or MEDIA_EXTENSIONS.get(suffix)
@@ -130,6 +131,43 @@ def read_page(
             return _page_of_stream(handle, encoding, offset, limit, abort)
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
+
+
+@contextlib.contextmanager
+def _reader(fd: int, path: Path) -> Iterator[tuple[BinaryIO, int]]:
+    """The open regular file ``fd`` (closed afterwards) as a stream, and its size.
+
+    A small file is read whole in one system call and paged from memory, by the same
+    code that pages a large file from disk (a buffered file costs a system call per
+    ``tell`` and ``read``, more than the read itself for most source files).
+    """
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # swapped for a FIFO or device
+            raise ToolError(f"Cannot read {path}: it is not a regular file")
+        whole = _whole_file(fd, info.st_size)
+    except BaseException:
+        os.close(fd)
+        raise
+    if whole is not None:
+        os.close(fd)
+        with io.BytesIO(whole) as memory:
+            yield memory, info.st_size
+        return
+    with os.fdopen(fd, "rb") as handle:
+        yield handle, info.st_size
+
+
+def _whole_file(fd: int, size: int) -> bytes | None:
+    """All of a file of at most ``WHOLE_FILE_BYTES``; None for a larger one (or one that
+    holds more than its size says, as /proc files do), left at its start."""
+    if size > WHOLE_FILE_BYTES:
+        return None
+    data = os.read(fd, size + 1)
+    if len(data) <= size:
+        return data
+    os.lseek(fd, 0, os.SEEK_SET)
+    return None
 
 
 def _media_too_large(path: Path) -> ToolError:
@@ -318,9 +356,10 @@ def _skip_lines(handle: BinaryIO, wanted: int, abort: AbortSignal) -> int:
 
 def _count_rest(handle: BinaryIO, abort: AbortSignal) -> int | None:
     """Lines from the current position (a line start) to the end; None past ``COUNT_CAP``."""
-    info = os.fstat(handle.fileno())
-    if stat.S_ISREG(info.st_mode) and info.st_size - handle.tell() > COUNT_CAP:
-        return None
+    if not isinstance(handle, io.BytesIO):  # in memory, a file is far below the cap
+        info = os.fstat(handle.fileno())
+        if stat.S_ISREG(info.st_mode) and info.st_size - handle.tell() > COUNT_CAP:
+            return None
     newlines = scanned = 0
     last = b""
     while chunk := handle.read(CHUNK_BYTES):
