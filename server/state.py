@@ -124,9 +124,13 @@ class ServerState:
 
     async def ready(self) -> None:
         """Return once the config files and custom tools have been loaded the first time."""
-        if self._loading is not None:
-            # Shielded: a cancelled tools/list must not cancel the load others wait on.
-            await asyncio.shield(self._loading)
+        loading = self._loading
+        if loading is None or (
+            loading.done() and not loading.cancelled() and not loading.exception()
+        ):
+            return  # every call after the first load: no shield to build
+        # Shielded: a cancelled tools/list must not cancel the load others wait on.
+        await asyncio.shield(loading)
 
     def stop(self) -> None:
         """Stop watching and loading; stop the Node.js host of JS/TS tools."""
