@@ -1,6 +1,6 @@
 """The toolhost language server: lifecycle, document sync and the ``tools/*`` methods.
 
-Handlers only translate.  The tool framework (pydantic, the built-in tools) is
+Handlers only translate.  The tool framework (pydantic-core, the built-in tools) is
 loaded after ``initialize`` has been answered, on the first call that needs it, so
 an editor gets its ``initialize`` answer as fast as from a bare pygls server.
 """

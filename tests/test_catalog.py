@@ -58,3 +58,15 @@ def test_listing_and_running_read_imports_no_other_tool() -> None:
     builtins, heavy = [*done.stdout.splitlines(), "", ""][:2]
     assert builtins.split() == ["read"]  # not even the invalid tool, until a call needs it
     assert heavy == ""
+
+
+def test_no_built_in_tool_module_imports_pydantic() -> None:
+    # Their arguments are checked from stored pydantic-core schemas (tools.arguments).
+    code = (
+        "import importlib, sys\n"
+        "from tools.builtin import BUILTIN_ORDER\n"
+        "for name in (*BUILTIN_ORDER, 'invalid'):\n"
+        "    importlib.import_module('tools.builtin.' + name)\n"
+        "    assert 'pydantic' not in sys.modules, name\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True)

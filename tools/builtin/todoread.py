@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from tools.builtin.todowrite import todo_result
 from tools.context import ToolContext
 from tools.result import ToolResult
-from tools.tool import Annotations, define
+from tools.tool import Annotations, NoArgs, define
 
 
-async def read_todos(args: BaseModel, ctx: ToolContext) -> ToolResult:
+async def read_todos(args: NoArgs, ctx: ToolContext) -> ToolResult:
     await ctx.ask("todoread", ["*"], ["*"])
     return todo_result(ctx.session.todos)
 
