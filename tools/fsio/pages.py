@@ -128,7 +128,7 @@ def read_page(
                 raise ToolError(f"Cannot read binary file: {path}")
             encoding, start = _text_encoding(sample)
             handle.seek(start)
-            return _page_of_stream(handle, encoding, offset, limit, abort)
+            return _page_of_stream(handle, size, encoding, offset, limit, abort)
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
 
@@ -213,7 +213,7 @@ def _text_encoding(sample: bytes) -> tuple[str, int]:
 
 
 def _page_of_stream(
-    handle: BinaryIO, encoding: str, offset: int, limit: int, abort: AbortSignal
+    handle: BinaryIO, size: int, encoding: str, offset: int, limit: int, abort: AbortSignal
 ) -> Page:
     """The page, a chunk at a time: the wanted lines of each chunk are decoded, split,
     cut and sized by C-level operations on the whole block, never one Python step per
@@ -248,7 +248,7 @@ def _page_of_stream(
             if at_eof:
                 return Page(offset, lines, count=count, more=False, cut=False)
             handle.seek(after_long if after_long is not None else base + end)
-            rest = _count_rest(handle, abort)
+            rest = _count_rest(handle, size, abort)
             total = None if rest is None else count + rest
             more = rest is None or rest > 0
             return Page(offset, lines, count=total, more=more, cut=False)
@@ -354,12 +354,13 @@ def _skip_lines(handle: BinaryIO, wanted: int, abort: AbortSignal) -> int:
     return seen
 
 
-def _count_rest(handle: BinaryIO, abort: AbortSignal) -> int | None:
-    """Lines from the current position (a line start) to the end; None past ``COUNT_CAP``."""
-    if not isinstance(handle, io.BytesIO):  # in memory, a file is far below the cap
-        info = os.fstat(handle.fileno())
-        if stat.S_ISREG(info.st_mode) and info.st_size - handle.tell() > COUNT_CAP:
-            return None
+def _count_rest(handle: BinaryIO, size: int, abort: AbortSignal) -> int | None:
+    """Lines from the current position (a line start) to the end; None past ``COUNT_CAP``.
+
+    ``size``: the file's size when it was opened (a file that grew since is caught by
+    counting past the cap)."""
+    if size - handle.tell() > COUNT_CAP:
+        return None
     newlines = scanned = 0
     last = b""
     while chunk := handle.read(CHUNK_BYTES):
