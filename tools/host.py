@@ -37,11 +37,11 @@ from tools.permission import (
 from tools.registry import Registry
 from tools.result import ToolResult
 from tools.session import Session, Sessions
+from tools.tool import Caller, Tool
+from tools.truncation import output_dir
 
 if TYPE_CHECKING:
     from tools.agents.children import Child
-from tools.tool import Caller, Tool
-from tools.truncation import output_dir
 
 DEFAULT_SUBAGENT_DEPTH = 1
 # Denied in every child session unless its agent names them in its own rules.
