@@ -72,12 +72,13 @@ class LspEditorBridge(EditorBridge):
     def position_encoding(self) -> str:
         return encoding_of(self.server)
 
-    def unsaved_text(self, path: Path) -> str | None:
+    def unsaved_text(self, path: Path | str) -> str | None:
         return self.server.documents.unsaved_text(path, self.server.workspace)
 
-    def prewarm(self, path: Path) -> None:
+    def prewarm(self, path: Path | str) -> None:
         if "openDocument" in self.flags:  # best effort: the answer is never awaited
-            self.server.protocol.send_request("editor/openDocument", {"uri": path.as_uri()})
+            uri = Path(path).as_uri()
+            self.server.protocol.send_request("editor/openDocument", {"uri": uri})
 
     # --- edits through the editor ---------------------------------------------------------
 

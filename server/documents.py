@@ -68,7 +68,7 @@ class Documents:
         if path is not None and self._by_path.get(path) == key:
             del self._by_path[path]
 
-    def unsaved_text(self, path: Path, workspace: Workspace) -> str | None:
+    def unsaved_text(self, path: Path | str, workspace: Workspace) -> str | None:
         if not self._by_path:  # nothing open: skip resolving the path
             return None
         key = self._by_path.get(os.path.realpath(path))

@@ -29,8 +29,8 @@ class RecordingEditor(EditorBridge):
         self.asks.append(request)
         return PermissionReply(self.reply, self.message)  # type: ignore[arg-type]
 
-    def unsaved_text(self, path: Path) -> str | None:
-        return self.buffers.get(path)
+    def unsaved_text(self, path: Path | str) -> str | None:
+        return self.buffers.get(Path(path))
 
     def notify_update(self, update: dict[str, Any]) -> None:
         self.updates.append(update)

@@ -54,6 +54,10 @@ class ToolContext:
         """Where ``path`` was checked to be (``pins``), for the call's file I/O."""
         return self.pins.real(path)
 
+    def real_text(self, path: str) -> str:
+        """``real`` as text."""
+        return self.pins.real_text(path)
+
     @property
     def session_id(self) -> str:
         return self.session.id

@@ -68,7 +68,7 @@ class EditorBridge:
         """The LSP position encoding agreed with the client (``utf-8/16/32``)."""
         return "utf-16"
 
-    def unsaved_text(self, path: Path) -> str | None:
+    def unsaved_text(self, path: Path | str) -> str | None:
         """The buffer's text when the editor holds unsaved changes for ``path``."""
         return None
 
@@ -89,7 +89,7 @@ class EditorBridge:
         """Run a sub-agent's loop in the editor (``agent/task``); its last text."""
         raise ToolError(NO_TASKS)
 
-    def prewarm(self, path: Path) -> None:
+    def prewarm(self, path: Path | str) -> None:
         """Let the editor's language servers start on ``path`` (best effort)."""
 
     def notify_update(self, update: dict[str, Any]) -> None:

@@ -113,9 +113,14 @@ class ToolHost:
         self.custom.close()
 
     @functools.cached_property
-    def real_roots(self) -> tuple[Path, Path]:
-        """The directory and worktree with symlinks resolved (they do not move)."""
-        return (Path(os.path.realpath(self.directory)), Path(os.path.realpath(self.worktree)))
+    def real_roots(self) -> tuple[str, str]:
+        """The directory and worktree with symlinks resolved (they do not move), as text."""
+        return (os.path.realpath(self.directory), os.path.realpath(self.worktree))
+
+    @functools.cached_property
+    def written_roots(self) -> tuple[str, ...]:
+        """The directory and worktree as written and as resolved, as text."""
+        return (str(self.directory), str(self.worktree), *self.real_roots)
 
     def _rules_for(self, agent: str) -> Ruleset:
         # Built once per agent and config: every ask evaluates against these.

@@ -37,7 +37,7 @@ def _names() -> tuple[str, ...]:
 
 
 def collect(
-    path: Path,
+    path: Path | str,
     directory: Path,
     seen: set[str],
     unsaved_text: Callable[[Path], str | None] = lambda _: None,

@@ -22,9 +22,14 @@ if TYPE_CHECKING:
 
 def resolve(path: str, base: Path) -> Path:
     """Absolute, normalised path (``..`` folded); symlinks are not resolved here."""
+    return Path(resolve_text(path, base))
+
+
+def resolve_text(path: str, base: Path | str) -> str:
+    """``resolve`` as text, for hot paths where a Path's parse would cost more than the rest."""
     expanded = os.path.expanduser(path)
     joined = expanded if os.path.isabs(expanded) else os.path.join(base, expanded)
-    return Path(os.path.normpath(joined))
+    return os.path.normpath(joined)
 
 
 def real(path: Path) -> Path:
@@ -61,14 +66,14 @@ def _inside_text(inner: str, outer: str) -> bool:
     return inner == outer or inner.startswith(outer.rstrip("/") + "/")
 
 
-def relative(path: Path, worktree: Path) -> str:
+def relative(path: Path | str, worktree: Path) -> str:
     """Worktree-relative with forward slashes; absolute when outside the worktree."""
-    inner, root = str(path), str(worktree).rstrip("/")
+    inner, root = os.fspath(path), str(worktree).rstrip("/")
     if inner == root:
         return "."
     if inner.startswith(root + "/"):
         return inner[len(root) + 1 :]
-    return path.as_posix()
+    return inner  # POSIX paths already use forward slashes
 
 
 class Pins:
@@ -88,21 +93,25 @@ class Pins:
     def pin(self, path: Path | str, real: Path | str) -> None:
         self._real[os.path.normpath(path)] = os.fspath(real)
 
-    def real(self, path: Path) -> Path:
+    def real(self, path: Path | str) -> Path:
         """``path`` as checked (symlinks resolved then); an unchecked path is resolved now.
 
         A name under a checked folder (a folder another path was pinned to) is resolved
         relative to the folder's pin, so a file tool's parents are pinned too.
         """
+        return Path(self.real_text(path))
+
+    def real_text(self, path: Path | str) -> str:
+        """``real`` as text."""
         key = os.path.normpath(path)
         found = self._real.get(key)
         if found is not None:
-            return Path(found)
+            return found
         folder, name = os.path.split(key)
         parent = self._real.get(folder)
         if parent is not None:
-            return Path(_real_under_text(parent, name))
-        return resolve_once(Path(key))
+            return _real_under_text(parent, name)
+        return os.fspath(resolve_once(Path(key)))
 
 
 def resolve_once(path: Path) -> Path:
@@ -127,9 +136,9 @@ def _real_under_text(folder: str, name: str) -> str:
 
 
 async def assert_external_directory(
-    ctx: ToolContext, target: Path | None, kind: Literal["file", "directory"] = "file"
-) -> Path | None:
-    """Ask ``external_directory`` for a target outside the project; the target's real path.
+    ctx: ToolContext, target: Path | str | None, kind: Literal["file", "directory"] = "file"
+) -> None:
+    """Ask ``external_directory`` for a target outside the project.
 
     The target must lie inside the directory or the worktree both as written (with
     ``~`` and ``..`` resolved) and with its symlinks resolved (``real``): a link
@@ -141,9 +150,9 @@ async def assert_external_directory(
     there and nowhere else, however the path's links change afterwards.
     """
     if target is None:
-        return None
-    roots = ctx.host.real_roots
-    # Text, not Paths, until the answer: this runs for every file a call touches.
+        return
+    # Text, not Paths, unless there is a person to ask: this runs for every file a call
+    # touches.
     written_text = os.path.normpath(target)
     folder, name = os.path.split(written_text)
     if name:  # the folder resolved once; the name followed only if it is a link
@@ -156,11 +165,9 @@ async def assert_external_directory(
         resolved_text = written_text
     # physical: `link/..` is the link target's parent
     ctx.pins.pin(written_text, resolved_text)
-    resolved_inside = any(_inside_text(resolved_text, str(root)) for root in roots)
-    if resolved_inside and any(
-        _inside_text(written_text, str(root)) for root in (ctx.directory, ctx.worktree, *roots)
-    ):
-        return Path(resolved_text)
+    resolved_inside = any(_inside_text(resolved_text, root) for root in ctx.host.real_roots)
+    if resolved_inside and any(_inside_text(written_text, root) for root in ctx.host.written_roots):
+        return
     written, resolved = Path(written_text), Path(resolved_text)
     outside = written if resolved_inside else resolved
     directory = outside if kind == "directory" else outside.parent
@@ -171,4 +178,3 @@ async def assert_external_directory(
         [glob],
         {"filepath": str(outside), "parentDir": str(directory)},
     )
-    return resolved

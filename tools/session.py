@@ -44,11 +44,17 @@ class Session:
         self.recent_calls.append((message_id, tool_id, canonical))
         return len(self.recent_calls) == DOOM_LOOP_THRESHOLD and len(set(self.recent_calls)) == 1
 
-    def record_read(self, path: Path) -> None:
+    def record_read(self, path: Path | str, mtime_ns: int | None = None) -> None:
+        """Stamp ``path`` as read; ``mtime_ns``: its modification time from a stat taken
+        before the read (a change during the read then counts as unseen), else now."""
+        key = os.fspath(path)
+        if mtime_ns is not None:
+            self.read_stamps[key] = mtime_ns
+            return
         try:
-            self.read_stamps[str(path)] = path.stat().st_mtime_ns
+            self.read_stamps[key] = os.stat(key).st_mtime_ns
         except OSError:
-            self.read_stamps.pop(str(path), None)
+            self.read_stamps.pop(key, None)
 
     def assert_fresh(self, path: Path) -> None:
         """Refuse to overwrite a file this session has not read, or that changed since."""

@@ -110,7 +110,7 @@ def opening(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 def defence_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """The checked path is not pinned: every I/O resolves the path again (the old code)."""
-    monkeypatch.setattr(Pins, "real", lambda self, path: Path(os.path.realpath(path)))
+    monkeypatch.setattr(Pins, "real_text", lambda self, path: os.path.realpath(path))
 
 
 async def test_racing_writes_land_outside_without_the_defence(

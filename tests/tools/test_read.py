@@ -660,8 +660,8 @@ class PrewarmEditor(RecordingEditor):
         self.fail = fail
         self.prewarmed: list[Path] = []
 
-    def prewarm(self, path: Path) -> None:
-        self.prewarmed.append(path)
+    def prewarm(self, path: Path | str) -> None:
+        self.prewarmed.append(Path(path))
         if self.fail:
             raise RuntimeError("language server exploded")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -57,7 +58,10 @@ def builtin_tools() -> list[Tool]:
 
 def loaded_builtin(tool_id: str) -> Tool:
     """The built-in's own ``Tool``, from its module (imported now if need be)."""
-    tool: Tool = importlib.import_module(f"tools.builtin.{tool_id}").tool
+    name = f"tools.builtin.{tool_id}"
+    # sys.modules first: this runs for every call, and import_module takes the import lock.
+    module = sys.modules.get(name) or importlib.import_module(name)
+    tool: Tool = module.tool
     return tool
 
 

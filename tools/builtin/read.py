@@ -46,7 +46,7 @@ from tools.arguments import Arguments, AtLeast
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio import ABORT_EVERY_LINES, MAX_BYTES, Media, Page, dirfd, page_of_text, read_page
-from tools.paths import assert_external_directory, relative, resolve
+from tools.paths import assert_external_directory, relative, resolve_text
 from tools.result import Attachment, ToolResult
 from tools.tool import Annotations, define
 
@@ -75,20 +75,22 @@ class ReadParams(Arguments):
 
 
 async def execute(args: ReadParams, ctx: ToolContext) -> ToolResult:
-    path = resolve(args.filePath, ctx.directory)
+    # The path stays text through a file's read: this is the most frequent call there
+    # is, and each Path costs a parse. The rarer branches take a Path.
+    path = resolve_text(args.filePath, ctx.directory)
     title = relative(path, ctx.worktree)
     info = _stat(path)  # one syscall: cheaper than a trip to a worker thread
     is_dir = info is not None and stat.S_ISDIR(info.st_mode)
     await assert_external_directory(ctx, path, "directory" if is_dir else "file")
-    real = ctx.real(path)  # where it was checked to be: that is what is read
+    real = ctx.real_text(path)  # where it was checked to be: that is what is read
     await ctx.ask("read", [title], ["*"], {})
     if info is None:
-        raise NotFoundError(await ctx.run_blocking(_not_found_message, path))
+        raise NotFoundError(await ctx.run_blocking(_not_found_message, Path(path)))
     offset = args.offset or 1
     limit = args.limit or DEFAULT_LIMIT
     if is_dir:
-        entries = await ctx.run_blocking(_list_directory, path, real, ctx.abort)
-        return _directory_result(path, title, entries, offset, limit)
+        entries = await ctx.run_blocking(_list_directory, Path(path), Path(real), ctx.abort)
+        return _directory_result(Path(path), title, entries, offset, limit)
     if not stat.S_ISREG(info.st_mode):
         raise ToolError(
             f"Cannot read {path}: it is not a regular file or a directory (a FIFO, socket or "
@@ -104,10 +106,10 @@ async def execute(args: ReadParams, ctx: ToolContext) -> ToolResult:
     else:
         content = await run(read_page, path, offset, limit, ctx.abort, real)
     if isinstance(content, Media):
-        return _media_result(path, title, content)
+        return _media_result(Path(path), title, content)
     _check_in_range(content)
     _prewarm(ctx, path)
-    ctx.session.record_read(path)
+    ctx.session.record_read(path, info.st_mtime_ns)
     brought = instructions.collect(
         path, ctx.directory, ctx.session.instructions, ctx.editor.unsaved_text
     )
@@ -118,7 +120,7 @@ async def _inline(fn: Callable[..., T], *args: Any) -> T:
     return fn(*args)
 
 
-def _stat(path: Path) -> os.stat_result | None:
+def _stat(path: str) -> os.stat_result | None:
     try:
         return os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -127,7 +129,7 @@ def _stat(path: Path) -> os.stat_result | None:
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
 
 
-def _prewarm(ctx: ToolContext, path: Path) -> None:
+def _prewarm(ctx: ToolContext, path: str) -> None:
     # Best effort: a client that fails to warm its language servers must not fail the read.
     try:
         ctx.editor.prewarm(path)
@@ -147,7 +149,7 @@ def _check_in_range(page: Page) -> None:
 
 
 def _file_result(
-    path: Path, title: str, page: Page, brought: list[instructions.Instruction]
+    path: str, title: str, page: Page, brought: list[instructions.Instruction]
 ) -> ToolResult:
     last = page.offset + len(page.lines) - 1
     numbered = _numbered(page.offset, page.lines)

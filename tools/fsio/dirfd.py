@@ -65,7 +65,7 @@ def open_dir(directory: Path, *, create: bool = False) -> int:
     return fd
 
 
-def _open_at_once(path: Path, flags: int) -> int | None:
+def _open_at_once(path: Path | str, flags: int) -> int | None:
     """The fd from one ``openat2`` that follows no link; None when the walk must decide:
     no ``openat2`` here, a link on the way (the walk says where), or a missing folder
     (the walk may create it)."""
@@ -130,12 +130,13 @@ def lstat(path: Path) -> os.stat_result | None:
         return None
 
 
-def open_file(path: Path, flags: int = os.O_RDONLY) -> int:
+def open_file(path: Path | str, flags: int = os.O_RDONLY) -> int:
     """An fd of the file at ``path`` itself (``O_NOFOLLOW``: a link there is refused)."""
     if not flags & os.O_CREAT:
         fd = _open_at_once(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC)
         if fd is not None:
             return fd
+    path = Path(path)  # the walk, where one openat2 could not decide
     with parent(path) as (fd, name):
         try:
             return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import contextlib
 import io
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -105,13 +103,14 @@ class _PageBuilder:
 
 
 def read_page(
-    path: Path, offset: int, limit: int, abort: AbortSignal, real: Path | None = None
+    path: Path | str, offset: int, limit: int, abort: AbortSignal, real: Path | str | None = None
 ) -> Page | Media:
     """``real``: where ``path`` was checked to be; it is opened through directory fds
     (``dirfd``), so a symlink swapped in after the check is refused, not followed."""
     try:
-        fd = dirfd.open_file(real or resolved(path), os.O_RDONLY | os.O_NONBLOCK)
-        with _reader(fd, path) as (handle, size):
+        fd = dirfd.open_file(real or resolved(Path(path)), os.O_RDONLY | os.O_NONBLOCK)
+        handle, size = _stream(fd, path)
+        with handle:
             sample = handle.read(SAMPLE_BYTES)
             sniffed = _sniff(sample)
             suffix = os.path.splitext(path)[1].lower()  # not Path.suffix: read's hot path
@@ -133,9 +132,9 @@ def read_page(
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
 
 
-@contextlib.contextmanager
-def _reader(fd: int, path: Path) -> Iterator[tuple[BinaryIO, int]]:
-    """The open regular file ``fd`` (closed afterwards) as a stream, and its size.
+def _stream(fd: int, path: Path | str) -> tuple[BinaryIO, int]:
+    """The open regular file ``fd`` as a stream that owns it (close the stream), and
+    its size.
 
     A small file is read whole in one system call and paged from memory, by the same
     code that pages a large file from disk (a buffered file costs a system call per
@@ -146,16 +145,13 @@ def _reader(fd: int, path: Path) -> Iterator[tuple[BinaryIO, int]]:
         if not stat.S_ISREG(info.st_mode):  # swapped for a FIFO or device
             raise ToolError(f"Cannot read {path}: it is not a regular file")
         whole = _whole_file(fd, info.st_size)
+        if whole is None:
+            return os.fdopen(fd, "rb"), info.st_size
     except BaseException:
         os.close(fd)
         raise
-    if whole is not None:
-        os.close(fd)
-        with io.BytesIO(whole) as memory:
-            yield memory, info.st_size
-        return
-    with os.fdopen(fd, "rb") as handle:
-        yield handle, info.st_size
+    os.close(fd)
+    return io.BytesIO(whole), info.st_size
 
 
 def _whole_file(fd: int, size: int) -> bytes | None:
@@ -170,7 +166,7 @@ def _whole_file(fd: int, size: int) -> bytes | None:
     return None
 
 
-def _media_too_large(path: Path) -> ToolError:
+def _media_too_large(path: Path | str) -> ToolError:
     return ToolError(f"Media exceeds {MAX_MEDIA_BYTES} byte ingestion limit: {path}")
 
 
