@@ -9,7 +9,6 @@ the field, instead of surfacing later as an ``internal`` fault.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 # Fields whose value is file content: a NUL byte is just a character there.
@@ -23,61 +22,73 @@ MAX_DEPTH = 32
 
 def problems(args: Any) -> list[tuple[str, str]]:
     """``(field, problem)`` for every malformed string in ``args`` (a JSON value)."""
-    return list(_walk(args, ""))
+    # Appends to one list rather than nested generators: this runs before every call.
+    found: list[tuple[str, str]] = []
+    _walk(args, "", "", 0, found)
+    return found
 
 
-def _walk(value: Any, where: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+def _walk(value: Any, where: str, name: str, depth: int, found: list[tuple[str, str]]) -> None:
+    """``name``: the key the value is under (its list's key for a list item)."""
     if depth > MAX_DEPTH:
-        yield where or "(arguments)", f"is nested more than {MAX_DEPTH} levels deep"
+        found.append((where or "(arguments)", f"is nested more than {MAX_DEPTH} levels deep"))
         return
-    if isinstance(value, dict):
+    if isinstance(value, str):
+        _string_problems(value, where, name, found)
+    elif isinstance(value, dict):
         for key, item in value.items():
-            name = str(key)
-            field = f"{where}.{name}" if where else name
-            yield from _key_problems(name, field)
-            yield from _walk(item, field, depth + 1)
+            key = str(key)
+            field = f"{where}.{key}" if where else key
+            if _lone_surrogate(key) is not None:
+                found.append(
+                    (
+                        field,
+                        "its name contains an unpaired surrogate, which is not valid Unicode text",
+                    )
+                )
+            _walk(item, field, key, depth + 1, found)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _walk(item, f"{where}[{index}]", depth + 1)
-    elif isinstance(value, str):
-        yield from _string_problems(value, where)
+            _walk(item, f"{where}[{index}]", name, depth + 1, found)
 
 
-def _key_problems(key: str, field: str) -> Iterator[tuple[str, str]]:
-    if _lone_surrogate(key) is not None:
-        yield field, "its name contains an unpaired surrogate, which is not valid Unicode text"
-
-
-def _string_problems(text: str, field: str) -> Iterator[tuple[str, str]]:
-    name = field.rsplit(".", 1)[-1].split("[", 1)[0]
-    position = _lone_surrogate(text)
-    if position is not None:
-        code = f"\\u{ord(text[position]):04x}"
-        yield (
-            field,
-            f"contains an unpaired surrogate ({code}) at character {position}, which is not "
-            "valid Unicode text and cannot be written to a file or passed to a command",
+def _string_problems(text: str, field: str, name: str, found: list[tuple[str, str]]) -> None:
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = f"\\u{ord(text[error.start]):04x}"
+        found.append(
+            (
+                field,
+                f"contains an unpaired surrogate ({code}) at character {error.start}, which is "
+                "not valid Unicode text and cannot be written to a file or passed to a command",
+            )
         )
         return
     if name not in TEXT_FIELDS and "\0" in text:
-        yield (
-            field,
-            f"contains a NUL byte (\\u0000) at character {text.index(chr(0))}; "
-            + ("a path" if name in PATH_FIELDS else "this field")
-            + " cannot contain one",
+        found.append(
+            (
+                field,
+                f"contains a NUL byte (\\u0000) at character {text.index(chr(0))}; "
+                + ("a path" if name in PATH_FIELDS else "this field")
+                + " cannot contain one",
+            )
         )
         return
     if name in PATH_FIELDS:
-        size = len(text.encode("utf-8"))
+        size = len(encoded)
         if size > PATH_MAX:
-            yield field, f"is {size} bytes long; a path is at most {PATH_MAX} bytes"
-            return
-        longest = max((len(part.encode("utf-8")) for part in text.split("/")), default=0)
-        if longest > NAME_MAX:
-            yield (
-                field,
-                f"has a file or folder name of {longest} bytes; a name is at most {NAME_MAX}",
-            )
+            found.append((field, f"is {size} bytes long; a path is at most {PATH_MAX} bytes"))
+        elif size > NAME_MAX:  # only then can one name in it be too long
+            longest = max(len(part) for part in encoded.split(b"/"))
+            if longest > NAME_MAX:
+                found.append(
+                    (
+                        field,
+                        f"has a file or folder name of {longest} bytes; a name is at most "
+                        f"{NAME_MAX}",
+                    )
+                )
 
 
 def _lone_surrogate(text: str) -> int | None:
