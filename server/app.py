@@ -130,6 +130,11 @@ def settle_memory() -> None:
 
 
 def _handlers() -> ModuleType:
+    # Imported on the first request (it brings the tool framework), then looked up:
+    # an import statement costs a trip through the import system every time.
+    loaded = sys.modules.get("server.handlers")
+    if loaded is not None:
+        return loaded
     from server import handlers
 
     return handlers

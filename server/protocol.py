@@ -164,7 +164,7 @@ class ToolhostProtocol(LanguageServerProtocol):
             else:
                 self._send_response(msg_id, result)
             return
-        task = asyncio.ensure_future(self._answer(msg_id, handler, params))
+        task = asyncio.get_running_loop().create_task(self._answer(msg_id, handler, params))
         # pygls types this map as concurrent futures; its own code stores asyncio ones too.
         self._request_futures[msg_id] = cast(Any, task)
         task.add_done_callback(partial(self._answer_cancelled, msg_id))
@@ -291,7 +291,7 @@ class ToolhostProtocol(LanguageServerProtocol):
             body = encode_body(data, self._serialize_message)
             frame = b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
             written = self.writer.write(frame if self._include_headers else body)
-            if inspect.isawaitable(written):  # a websocket send
+            if written is not None and inspect.isawaitable(written):  # a websocket send
                 task = asyncio.ensure_future(written)
                 self._sends.add(task)
                 task.add_done_callback(self._sends.discard)

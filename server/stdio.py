@@ -28,6 +28,8 @@ LSP_HEADERS = frozenset({b"content-length", b"content-type"})
 # One "Name: value" line; the name is an RFC 9110 token.
 _FIELD = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:[ \t]*([^\r\n]*)")
 _LSP_NAME = re.compile(rb"content-(?:length|type)[ \t]*:", re.IGNORECASE)
+# The header nearly every message has: one regex match instead of the strict parse.
+_PLAIN_HEADER = re.compile(rb"Content-Length: ([0-9]{1,9})\r\n\r\n")
 
 Fields = dict[bytes, bytes]  # lower-cased header name -> value
 
@@ -88,6 +90,9 @@ def parse_header(
     line that is not a header never resyncs: a duplicate ``Content-Length`` or an
     HTTP request line is a fault, not garbage to skip.
     """
+    plain = _PLAIN_HEADER.fullmatch(block)  # what nearly every client sends
+    if plain is not None and int(plain.group(1)) <= MAX_BODY_BYTES:
+        return int(plain.group(1)), None, False
     length, problem = _strict_length(block, names)
     if problem is None or not resync:
         return length, problem, False

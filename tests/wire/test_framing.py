@@ -54,6 +54,7 @@ def test_parse_header(block: bytes, expected: tuple) -> None:
         (b"Content-Length: -1\r\n\r\n", "must be a number"),
         (b"Content-Length: 1e3\r\n\r\n", "must be a number"),
         (b"Content-Length: 99999999999\r\n\r\n", "exceeds"),
+        (b"Content-Length: 999999999\r\n\r\n", "exceeds"),  # the common shape, too long
         # Strict: exactly one Content-Length, only LSP's header names, whole lines.
         (b"Content-Length: 3\r\nContent-Length: 9\r\n\r\n", "more than once"),
         (b"Content-Length: 3\r\nX-Extra: 1\r\n\r\n", "not a header of this protocol"),
