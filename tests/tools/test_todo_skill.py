@@ -36,6 +36,24 @@ async def test_todos_round_trip_within_a_session(tools_host: ToolHost) -> None:
     assert read.metadata["todos"] == TODOS
 
 
+async def test_todo_output_is_json_stringify_with_two_spaces(tools_host: ToolHost) -> None:
+    # Non-ASCII stays as it is and control characters are escaped, as in OpenCode's
+    # JSON.stringify(todos, null, 2).
+    todos = [
+        {
+            "content": 'Fix the caf\u00e9 \u65e5\u672c \U0001f600 tab\there\x1f "q" \\',
+            "status": "pending",
+            "priority": "high",
+            "id": None,
+        },
+    ]
+    written = await tools_host.execute("todowrite", {"todos": todos})
+    kept = written.metadata["todos"]
+    assert kept[0]["content"] == todos[0]["content"]
+    assert written.output == json.dumps(kept, indent=2, ensure_ascii=False)
+    assert "\\u001f" in written.output and "caf\u00e9" in written.output
+
+
 async def test_todos_are_isolated_between_sessions(tools_host: ToolHost) -> None:
     await tools_host.execute("todowrite", {"todos": TODOS}, session_id="a")
     other = await tools_host.execute("todoread", {}, session_id="b")

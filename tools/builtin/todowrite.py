@@ -9,6 +9,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import orjson
+
 from tools.arguments import Arguments, as_json
 from tools.context import ToolContext
 from tools.result import ToolResult
@@ -37,9 +39,18 @@ def todo_result(todos: list[dict[str, Any]]) -> ToolResult:
     unfinished = sum(1 for item in todos if item["status"] != "completed")
     return ToolResult(
         title=f"{unfinished} todos",
-        output=json.dumps(todos, indent=2, ensure_ascii=False),
+        output=_pretty(todos),
         metadata={"todos": todos},
     )
+
+
+def _pretty(todos: list[dict[str, Any]]) -> str:
+    """``JSON.stringify(todos, null, 2)``: orjson writes exactly what
+    ``json.dumps(indent=2, ensure_ascii=False)`` writes, several times faster."""
+    try:
+        return orjson.dumps(todos, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # what orjson refuses (a lone surrogate): the standard library
+        return json.dumps(todos, indent=2, ensure_ascii=False)
 
 
 async def write_todos(args: TodoWriteParams, ctx: ToolContext) -> ToolResult:
