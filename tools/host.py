@@ -118,9 +118,18 @@ class ToolHost:
         return (os.path.realpath(self.directory), os.path.realpath(self.worktree))
 
     @functools.cached_property
+    def real_root_prefixes(self) -> tuple[str, ...]:
+        """``real_roots`` with a trailing slash: what a path inside one starts with."""
+        return tuple(root.rstrip("/") + "/" for root in self.real_roots)
+
+    @functools.cached_property
     def written_roots(self) -> tuple[str, ...]:
         """The directory and worktree as written and as resolved, as text."""
         return (str(self.directory), str(self.worktree), *self.real_roots)
+
+    @functools.cached_property
+    def written_root_prefixes(self) -> tuple[str, ...]:
+        return tuple(root.rstrip("/") + "/" for root in self.written_roots)
 
     def _rules_for(self, agent: str) -> Ruleset:
         # Built once per agent and config: every ask evaluates against these.

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tools.fsio.openat2 import has_no_symlinks
+from tools.fsio.openat2 import has_no_symlinks, is_own_real_path
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -155,18 +155,26 @@ async def assert_external_directory(
     # touches.
     written_text = os.path.normpath(target)
     folder, name = os.path.split(written_text)
-    if name:  # the folder resolved once; the name followed only if it is a link
-        # A folder with no link on it is its own real path: one openat2, not an lstat
-        # per part.
-        real_folder = folder if has_no_symlinks(folder) else os.path.realpath(folder)
-        resolved_text = _real_under_text(real_folder, name)
+    resolved_text = written_text
+    if name:
+        if is_own_real_path(written_text):
+            # An existing path with no link on it, its name included: one openat2 says so.
+            real_folder = folder
+        else:
+            # The folder resolved once (one with no link on it is its own real path: one
+            # openat2, not an lstat per part); the name followed only if it is a link.
+            real_folder = folder if has_no_symlinks(folder) else os.path.realpath(folder)
+            resolved_text = _real_under_text(real_folder, name)
         ctx.pins.pin(folder, real_folder)  # where the name itself lives (a delete)
-    else:
-        resolved_text = written_text
     # physical: `link/..` is the link target's parent
     ctx.pins.pin(written_text, resolved_text)
-    resolved_inside = any(_inside_text(resolved_text, root) for root in ctx.host.real_roots)
-    if resolved_inside and any(_inside_text(written_text, root) for root in ctx.host.written_roots):
+    host = ctx.host  # inside a root: equal to it, or under it (one C-level test each)
+    resolved_inside = resolved_text in host.real_roots or resolved_text.startswith(
+        host.real_root_prefixes
+    )
+    if resolved_inside and (
+        written_text in host.written_roots or written_text.startswith(host.written_root_prefixes)
+    ):
         return
     written, resolved = Path(written_text), Path(resolved_text)
     outside = written if resolved_inside else resolved

@@ -75,10 +75,20 @@ def open_no_symlinks(path: str, flags: int) -> int:
 def has_no_symlinks(directory: str) -> bool:
     """True when the absolute ``directory`` exists and no part of it is a symbolic link
     (so it is its own real path); False when that is not known."""
-    if not directory.startswith("/"):
+    return _opens_without_links(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+
+
+def is_own_real_path(path: str) -> bool:
+    """True when the absolute ``path`` (a file, a folder or anything else) exists and no
+    part of it, its last included, is a symbolic link; False when that is not known."""
+    return _opens_without_links(path, os.O_PATH | os.O_CLOEXEC)
+
+
+def _opens_without_links(path: str, flags: int) -> bool:
+    if not path.startswith("/"):
         return False
     try:
-        os.close(open_no_symlinks(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
+        os.close(open_no_symlinks(path, flags))
     except (OSError, Unsupported):
         return False
     return True
