@@ -201,10 +201,13 @@ def _text_encoding(sample: bytes) -> tuple[str, int]:
     if sample.startswith(codecs.BOM_UTF8):
         return "utf-8", len(codecs.BOM_UTF8)
     try:
-        # final=False: the sample may end inside a multi-byte character.
-        _UTF8_DECODER().decode(sample, final=False)
+        sample.decode("utf-8")  # most samples: valid to the end, no decoder object needed
     except UnicodeDecodeError:
-        return "latin-1", 0
+        try:
+            # final=False: the sample may end inside a multi-byte character.
+            _UTF8_DECODER().decode(sample, final=False)
+        except UnicodeDecodeError:
+            return "latin-1", 0
     return "utf-8", 0
 
 
