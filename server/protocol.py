@@ -72,6 +72,7 @@ class ToolhostProtocol(LanguageServerProtocol):
         self._async_handlers: dict[Any, bool] = {}
         self._sends: set[asyncio.Future[Any]] = set()
         self._initialize_seen = False
+        self._request_loop: asyncio.AbstractEventLoop | None = None
 
     # -- intake ---------------------------------------------------------------
 
@@ -164,10 +165,18 @@ class ToolhostProtocol(LanguageServerProtocol):
             else:
                 self._send_response(msg_id, result)
             return
-        task = asyncio.get_running_loop().create_task(self._answer(msg_id, handler, params))
+        task = self._loop_of_requests().create_task(self._answer(msg_id, handler, params))
         # pygls types this map as concurrent futures; its own code stores asyncio ones too.
         self._request_futures[msg_id] = cast(Any, task)
         task.add_done_callback(partial(self._answer_cancelled, msg_id))
+
+    def _loop_of_requests(self) -> asyncio.AbstractEventLoop:
+        """The loop messages arrive on, looked up once: on Python 3.11 every
+        ``get_running_loop`` makes a getpid system call."""
+        loop = self._request_loop
+        if loop is None or loop.is_closed():
+            loop = self._request_loop = asyncio.get_running_loop()
+        return loop
 
     def _is_async(self, handler: Any) -> bool:
         known = self._async_handlers.get(handler)
