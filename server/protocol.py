@@ -149,9 +149,9 @@ class ToolhostProtocol(LanguageServerProtocol):
     def _handle_custom_request(self, msg_id: Any, method: str, params: Any) -> None:
         """toolhost's own methods, without pygls's per-message machinery.
 
-        An async handler runs as a task registered under the request id, so pygls's
-        ``$/cancelRequest`` handling cancels it; the task answers for itself, and
-        only a cancelled one is answered from its done callback.
+        An async handler runs as a task registered under the request id, so
+        ``$/cancelRequest`` can cancel it; the task answers for itself, and a cancelled
+        one is answered once it has stopped (``_cancel``).
         """
         handler = self.fm.features.get(method)
         if handler is None:
@@ -168,7 +168,6 @@ class ToolhostProtocol(LanguageServerProtocol):
         task = self._loop_of_requests().create_task(self._answer(msg_id, handler, params))
         # pygls types this map as concurrent futures; its own code stores asyncio ones too.
         self._request_futures[msg_id] = cast(Any, task)
-        task.add_done_callback(partial(self._answer_cancelled, msg_id))
 
     def _loop_of_requests(self) -> asyncio.AbstractEventLoop:
         """The loop messages arrive on, looked up once: on Python 3.11 every
@@ -187,6 +186,9 @@ class ToolhostProtocol(LanguageServerProtocol):
     async def _answer(self, msg_id: Any, handler: Any, params: Any) -> None:
         try:
             result = await handler(params)
+        except asyncio.CancelledError:  # $/cancelRequest, or a cancel from inside the call
+            self._answer_cancelled_once(msg_id)
+            raise
         except Exception as error:
             self._request_futures.pop(msg_id, None)
             self._send_failure(msg_id, error)
@@ -194,9 +196,30 @@ class ToolhostProtocol(LanguageServerProtocol):
         self._request_futures.pop(msg_id, None)
         self._send_response(msg_id, result)
 
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        """``$/cancelRequest``: a running call of ours is cancelled, and answered -32800
+        once it has stopped; anything else as pygls does it."""
+        task = self._request_futures.get(msg_id)
+        if isinstance(task, asyncio.Task):
+            self._cancel(msg_id, task)
+            return
+        super()._handle_cancel_notification(msg_id)
+
+    def _cancel(self, msg_id: Any, task: asyncio.Task[None]) -> None:
+        # A task cancelled before it started never reaches _answer's handler, so it is
+        # answered from a done callback, added only now: a call that ends normally then
+        # costs no extra turn of the event loop.
+        if not task.done():
+            task.add_done_callback(partial(self._answer_cancelled, msg_id))
+            task.cancel()
+
     def _answer_cancelled(self, msg_id: Any, task: asyncio.Task[None]) -> None:
         if task.cancelled():
-            self._request_futures.pop(msg_id, None)
+            self._answer_cancelled_once(msg_id)
+
+    def _answer_cancelled_once(self, msg_id: Any) -> None:
+        """-32800 for a request not answered yet (it is still in the request map)."""
+        if self._request_futures.pop(msg_id, None) is not None:
             cancelled = JsonRpcRequestCancelled(f"Request {msg_id!r} was cancelled")
             self._send_response(msg_id, error=cancelled.to_response_error())
 
@@ -336,13 +359,18 @@ class ToolhostProtocol(LanguageServerProtocol):
             future = self._request_futures.pop(msg_id, None)
             if future is not None and not future.done():
                 future.set_exception(ConnectionError("the client closed the connection"))
-        running: list[asyncio.Future[Any]] = [
-            cast(Any, f) for f in self._request_futures.values() if isinstance(f, asyncio.Future)
-        ]
+        running: dict[asyncio.Future[Any], Any] = {
+            cast(Any, call): msg_id
+            for msg_id, call in self._request_futures.items()
+            if isinstance(call, asyncio.Future)
+        }
         if running:
             _, pending = await asyncio.wait(running, timeout=timeout)
-            for task in pending:
-                task.cancel()
+            for call in pending:
+                if isinstance(call, asyncio.Task):
+                    self._cancel(running[call], call)
+                else:
+                    call.cancel()
             if pending:  # let the cancelled calls answer -32800 before we leave
                 await asyncio.wait(pending, timeout=1.0)
 
