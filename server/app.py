@@ -202,9 +202,12 @@ def create_server() -> ToolhostServer:
         return revoked
 
     @server.feature("tools/execute")
-    async def tools_execute(ls: ToolhostServer, params: Any) -> dict[str, Any]:
-        """toolhost handler for tools/execute (async, so $/cancelRequest interrupts it)."""
-        result: dict[str, Any] = await _handlers().tools_execute(ls, params)
+    async def tools_execute(params: Any) -> dict[str, Any]:
+        """toolhost handler for tools/execute (async, so $/cancelRequest interrupts it).
+
+        It takes no ``ls`` parameter, so pygls calls it without a wrapper of its own:
+        the most frequent request has one coroutine less to go through."""
+        result: dict[str, Any] = await _handlers().tools_execute(server, params)
         return result
 
     return server
