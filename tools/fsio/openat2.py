@@ -16,6 +16,7 @@ import errno
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 _SYS_OPENAT2 = 437  # the same number on every Linux architecture (the unified table)
 _AT_FDCWD = -100
@@ -47,6 +48,16 @@ def _syscall() -> Callable[..., int] | None:
 
 
 _call = _syscall()
+# One open_how per set of flags, built once: the kernel only reads it, and building it
+# and a reference to it took 1.1 of a call's 2.6 us.
+_HOW: dict[int, Any] = {}
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
+
+
+def _how(flags: int) -> Any:
+    how = _OpenHow(flags, 0, _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
+    reference = _HOW[flags] = ctypes.byref(how)  # the reference keeps ``how`` alive
+    return reference
 
 
 def open_no_symlinks(path: str, flags: int) -> int:
@@ -61,8 +72,8 @@ def open_no_symlinks(path: str, flags: int) -> int:
     encoded = os.fsencode(path)
     if b"\0" in encoded:  # C would stop at the NUL and open a shorter path
         raise ValueError("embedded null byte")
-    how = _OpenHow(flags, 0, _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
-    fd = _call(_SYS_OPENAT2, _AT_FDCWD, encoded, ctypes.byref(how), ctypes.sizeof(how))
+    how = _HOW.get(flags) or _how(flags)
+    fd = _call(_SYS_OPENAT2, _AT_FDCWD, encoded, how, _HOW_SIZE)
     if fd >= 0:
         return int(fd)
     code = ctypes.get_errno()
