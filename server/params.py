@@ -21,7 +21,9 @@ class ListParams:
     session_id: str | None = None
 
 
-@dataclass(frozen=True)
+# Not frozen: a frozen dataclass sets each of its fields through object.__setattr__,
+# and these are built for every call.
+@dataclass(slots=True)
 class ExecuteParams:
     tool: str
     args: dict[str, Any]
