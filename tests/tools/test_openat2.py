@@ -66,9 +66,25 @@ def test_a_folder_is_its_own_real_path_only_without_links(tree: Path) -> None:
     assert not openat2.has_no_symlinks("a/b")  # relative: never judged here
 
 
+def test_a_path_is_its_own_real_path_only_without_links_its_name_included(tree: Path) -> None:
+    assert openat2.is_own_real_path(str(tree / "a" / "b" / "f.txt"))
+    assert openat2.is_own_real_path(str(tree / "a" / "b"))  # a folder too
+    assert not openat2.is_own_real_path(str(tree / "a" / "flink"))  # the name is a link
+    assert not openat2.is_own_real_path(str(tree / "link" / "b" / "f.txt"))  # a folder is
+    assert not openat2.is_own_real_path(str(tree / "a" / "missing.txt"))
+    assert not openat2.is_own_real_path("a/b/f.txt")  # relative: never judged here
+
+
+def test_a_fifo_is_judged_without_being_opened_for_reading(tree: Path) -> None:
+    fifo = tree / "a" / "pipe"
+    os.mkfifo(fifo)
+    assert openat2.is_own_real_path(str(fifo))  # O_PATH: no reader waits for a writer
+
+
 def test_without_openat2_nothing_is_claimed(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(openat2, "_call", None)
     assert not openat2.has_no_symlinks(str(tree / "a" / "b"))
+    assert not openat2.is_own_real_path(str(tree / "a" / "b" / "f.txt"))
     with pytest.raises(openat2.Unsupported):
         openat2.open_no_symlinks(str(tree / "a"), os.O_PATH)
 
