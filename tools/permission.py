@@ -70,17 +70,24 @@ def wildcard_match(text: str, pattern: str) -> bool:
     return _wildcard_regex(pattern).match(text.replace("\\", "/")) is not None
 
 
+MAX_REMEMBERED_MATCHES = 4096
+
+
 class IndexedRules(list[Rule]):
     """A ruleset that remembers, per permission name, which of its rules apply.
 
     Every ask evaluates against the same few rulesets; most rules name another
     permission, so matching the name once per ruleset saves most of the work.
-    Treat it as read-only: the memo is not updated by list mutations.
+    Treat it as read-only: the memos (rules per permission, the rule matching a
+    permission and pattern) are not updated by list mutations.
     """
 
     def __init__(self, rules: Iterable[Rule] = ()) -> None:
         super().__init__(rules)
         self._for: dict[str, list[Rule]] = {}
+        # (permission, pattern) -> the last rule matching both: the same asks come back
+        # call after call (a file's read, the doom-loop check of a tool).
+        self._last: dict[tuple[str, str], Rule | None] = {}
 
     def for_permission(self, permission: str) -> list[Rule]:
         found = self._for.get(permission)
@@ -89,14 +96,31 @@ class IndexedRules(list[Rule]):
             self._for[permission] = found
         return found
 
+    def last_match(self, permission: str, pattern: str) -> Rule | None:
+        """The last rule matching both ``permission`` and ``pattern``, else None."""
+        key = (permission, pattern)
+        try:
+            return self._last[key]
+        except KeyError:
+            pass
+        found = None
+        for rule in reversed(self.for_permission(permission)):
+            if wildcard_match(pattern, rule.pattern):
+                found = rule
+                break
+        if len(self._last) >= MAX_REMEMBERED_MATCHES:  # patterns are open-ended: stay bounded
+            self._last.clear()
+        self._last[key] = found
+        return found
+
 
 def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
     """The last matching rule across the concatenated rulesets, else an ``ask`` rule."""
     for ruleset in reversed(rulesets):
         if isinstance(ruleset, IndexedRules):
-            for rule in reversed(ruleset.for_permission(permission)):
-                if wildcard_match(pattern, rule.pattern):
-                    return rule
+            found = ruleset.last_match(permission, pattern)
+            if found is not None:
+                return found
             continue
         rules: list[Rule] = ruleset if isinstance(ruleset, list) else list(ruleset)
         for rule in reversed(rules):

@@ -209,3 +209,22 @@ async def test_force_asks_even_when_allowed_but_deny_still_wins() -> None:
     denying = PermissionService(lambda agent: rules_from_config({"bash": "deny"}))
     with pytest.raises(PermissionDeniedError):
         await denying.ask(request(["$cmd x"]), "build", once, force=True)
+
+
+def test_indexed_rules_remember_each_match_and_stay_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tools import permission
+
+    rules = permission.IndexedRules(
+        [Rule("read", "*", "allow"), Rule("read", "*.env", "deny"), Rule("*", "secret*", "ask")]
+    )
+    for _ in range(2):  # the second time from the memo: the same answers
+        assert permission.evaluate("read", "a.env", rules).action == "deny"
+        assert permission.evaluate("read", "a.txt", rules).action == "allow"
+        assert permission.evaluate("read", "secret.txt", rules).action == "ask"
+        assert permission.evaluate("edit", "a.txt", rules) == Rule("edit", "*", "ask")
+    monkeypatch.setattr(permission, "MAX_REMEMBERED_MATCHES", 3)
+    for index in range(10):
+        assert permission.evaluate("read", f"file{index}.env", rules).action == "deny"
+    assert len(rules._last) <= 3
