@@ -43,84 +43,71 @@ async def cancel_from_inside(args: Any, ctx: Any) -> str:
     raise asyncio.CancelledError()  # as when the task a child call belongs to ends
 
 
+class Calls:
+    """The in-process server with the two tools above, and what a test does with it."""
+
+    def __init__(self, server: ToolhostServer, capture: Capture, sleeper: Sleeper) -> None:
+        self.server, self.capture, self.sleeper = server, capture, sleeper
+
+    def execute(self, msg_id: int, tool: str) -> None:
+        send(self.server, id=msg_id, method="tools/execute", params={"tool": tool, "args": {}})
+
+    def cancel(self, msg_id: int) -> None:
+        send(self.server, method="$/cancelRequest", params={"id": msg_id})
+
+    async def codes(self, msg_id: int) -> list[int | None]:
+        """The error code of every answer to ``msg_id`` (None for a result), once the
+        first has come and the loop has had time for a second one."""
+        await self.capture.response(msg_id)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        found = [m for m in self.capture.messages if m.get("id") == msg_id and "method" not in m]
+        return [answer.get("error", {}).get("code") for answer in found]
+
+
 @pytest.fixture
-def sleeper(served: tuple[ToolhostServer, Capture], tmp_path: Path) -> Sleeper:  # noqa: F811
-    server, _ = served
+def calls(served: tuple[ToolhostServer, Capture], tmp_path: Path) -> Calls:  # noqa: F811
+    server, capture = served
     sleeper = Sleeper()
     tools = [
         define("sleepy", execute=sleeper.run, description="Waits."),
         define("inside", execute=cancel_from_inside, description="Is cancelled."),
     ]
     server._state = ServerState(InitOptions(), ToolHost(tmp_path, tools=tools), "ses_cancel")
-    return sleeper
+    return Calls(server, capture, sleeper)
 
 
-def answers(capture: Capture, msg_id: int) -> list[dict[str, Any]]:
-    return [m for m in capture.messages if m.get("id") == msg_id and "method" not in m]
+async def test_cancelled_before_it_started(calls: Calls) -> None:
+    calls.execute(1, "sleepy")
+    calls.cancel(1)  # in the same turn of the loop: the call's task has not started
+    assert await calls.codes(1) == [CANCELLED]
+    assert not calls.sleeper.started.is_set()
 
 
-async def settled(capture: Capture, msg_id: int) -> list[dict[str, Any]]:
-    """Every answer to ``msg_id``, once the first has come and the loop has had time for
-    a second one."""
-    await capture.response(msg_id)
-    for _ in range(20):
-        await asyncio.sleep(0)
-    return answers(capture, msg_id)
+async def test_cancelled_while_running_is_answered_after_it_stopped(calls: Calls) -> None:
+    calls.execute(2, "sleepy")
+    await asyncio.wait_for(calls.sleeper.started.wait(), 5)
+    stopped_when_answered: list[bool] = []
+    original = calls.capture.write
 
-
-def execute(server: ToolhostServer, msg_id: int, tool: str) -> None:
-    send(server, id=msg_id, method="tools/execute", params={"tool": tool, "args": {}})
-
-
-async def test_cancelled_before_it_started(
-    served: tuple[ToolhostServer, Capture],  # noqa: F811
-    sleeper: Sleeper,
-) -> None:
-    server, capture = served
-    execute(server, 1, "sleepy")
-    send(server, method="$/cancelRequest", params={"id": 1})  # the same turn of the loop
-    found = await settled(capture, 1)
-    assert [a["error"]["code"] for a in found] == [CANCELLED]
-    assert not sleeper.started.is_set()
-
-
-async def test_cancelled_while_running_is_answered_after_it_stopped(
-    served: tuple[ToolhostServer, Capture],  # noqa: F811
-    sleeper: Sleeper,
-) -> None:
-    server, capture = served
-    execute(server, 2, "sleepy")
-    await asyncio.wait_for(sleeper.started.wait(), 5)
-    original = capture.write
-
-    def write(data: bytes) -> None:  # the tool's cleanup has run when the answer goes
+    def write(data: bytes) -> None:
         if b'"id":2' in data:
-            assert sleeper.stopped
+            stopped_when_answered.append(calls.sleeper.stopped)
         original(data)
 
-    capture.write = write  # type: ignore[method-assign]
-    send(server, method="$/cancelRequest", params={"id": 2})
-    found = await settled(capture, 2)
-    assert [a["error"]["code"] for a in found] == [CANCELLED]
+    calls.capture.write = write  # type: ignore[method-assign]
+    calls.cancel(2)
+    assert await calls.codes(2) == [CANCELLED]
+    assert stopped_when_answered == [True]  # the tool's cleanup ran before the answer went
 
 
-async def test_cancelled_from_inside_the_call(
-    served: tuple[ToolhostServer, Capture],  # noqa: F811
-    sleeper: Sleeper,
-) -> None:
-    server, capture = served
-    execute(server, 3, "inside")
-    found = await settled(capture, 3)
-    assert [a["error"]["code"] for a in found] == [CANCELLED]
+async def test_cancelled_from_inside_the_call(calls: Calls) -> None:
+    calls.execute(3, "inside")
+    assert await calls.codes(3) == [CANCELLED]
 
 
-async def test_a_finished_call_is_not_cancelled_afterwards(
-    served: tuple[ToolhostServer, Capture],  # noqa: F811
-    sleeper: Sleeper,
-) -> None:
-    server, capture = served
-    execute(server, 4, "no_such_tool")  # answered at once, with a result
-    await capture.response(4)
-    send(server, method="$/cancelRequest", params={"id": 4})  # too late: nothing more
-    found = await settled(capture, 4)
-    assert len(found) == 1 and "result" in found[0]
+async def test_a_finished_call_is_not_cancelled_afterwards(calls: Calls) -> None:
+    calls.execute(4, "no_such_tool")  # answered at once, with a result
+    await calls.capture.response(4)
+    calls.cancel(4)  # too late: nothing more is sent
+    assert await calls.codes(4) == [None]
