@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import io
 import os
 import stat
 from dataclasses import dataclass
@@ -106,52 +105,33 @@ def read_page(
     path: Path | str, offset: int, limit: int, abort: AbortSignal, real: Path | str | None = None
 ) -> Page | Media:
     """``real``: where ``path`` was checked to be; it is opened through directory fds
-    (``dirfd``), so a symlink swapped in after the check is refused, not followed."""
+    (``dirfd``), so a symlink swapped in after the check is refused, not followed.
+
+    A small file is read whole in one system call and paged from memory; a larger one
+    is streamed (a buffered file costs a system call per ``tell`` and ``read``, more
+    than the read itself for most source files)."""
     try:
         fd = dirfd.open_file(real or resolved(Path(path)), os.O_RDONLY | os.O_NONBLOCK)
-        handle, size = _stream(fd, path)
-        with handle:
-            sample = handle.read(SAMPLE_BYTES)
-            sniffed = _sniff(sample)
-            suffix = os.path.splitext(path)[1].lower()  # not Path.suffix: read's hot path
-            claimed = sniffed or MEDIA_EXTENSIONS.get(suffix)
-            if claimed and size > MAX_MEDIA_BYTES:
-                raise _media_too_large(path)
-            if sniffed:
-                handle.seek(0)
-                data = handle.read(MAX_MEDIA_BYTES + 1)
-                if len(data) > MAX_MEDIA_BYTES:  # it grew since the stat
-                    raise _media_too_large(path)
-                return Media(sniffed, data)
-            if _is_binary(suffix, sample):
-                raise ToolError(f"Cannot read binary file: {path}")
-            encoding, start = _text_encoding(sample)
-            handle.seek(start)
-            return _page_of_stream(handle, size, encoding, offset, limit, abort)
+        try:
+            size = _regular_size(fd, path)
+            whole = _whole_file(fd, size)
+        except BaseException:
+            os.close(fd)
+            raise
+        if whole is not None:
+            os.close(fd)
+            return _page_of_whole(whole, path, offset, limit, abort)
+        with os.fdopen(fd, "rb") as handle:
+            return _page_of_file(handle, size, path, offset, limit, abort)
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
 
 
-def _stream(fd: int, path: Path | str) -> tuple[BinaryIO, int]:
-    """The open regular file ``fd`` as a stream that owns it (close the stream), and
-    its size.
-
-    A small file is read whole in one system call and paged from memory, by the same
-    code that pages a large file from disk (a buffered file costs a system call per
-    ``tell`` and ``read``, more than the read itself for most source files).
-    """
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):  # swapped for a FIFO or device
-            raise ToolError(f"Cannot read {path}: it is not a regular file")
-        whole = _whole_file(fd, info.st_size)
-        if whole is None:
-            return os.fdopen(fd, "rb"), info.st_size
-    except BaseException:
-        os.close(fd)
-        raise
-    os.close(fd)
-    return io.BytesIO(whole), info.st_size
+def _regular_size(fd: int, path: Path | str) -> int:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # swapped for a FIFO or device
+        raise ToolError(f"Cannot read {path}: it is not a regular file")
+    return info.st_size
 
 
 def _whole_file(fd: int, size: int) -> bytes | None:
@@ -163,6 +143,48 @@ def _whole_file(fd: int, size: int) -> bytes | None:
     if len(data) <= size:
         return data
     os.lseek(fd, 0, os.SEEK_SET)
+    return None
+
+
+def _page_of_whole(
+    data: bytes, path: Path | str, offset: int, limit: int, abort: AbortSignal
+) -> Page | Media:
+    abort.check()  # once: what follows is a few C-level passes over at most 256 KiB
+    sample = data[:SAMPLE_BYTES]
+    media = _media_type(sample, path, len(data))
+    if media:
+        return Media(media, data)
+    encoding, start = _text_encoding(sample)
+    return _page_of_bytes(data[start:] if start else data, encoding, offset, limit)
+
+
+def _page_of_file(
+    handle: BinaryIO, size: int, path: Path | str, offset: int, limit: int, abort: AbortSignal
+) -> Page | Media:
+    sample = handle.read(SAMPLE_BYTES)
+    media = _media_type(sample, path, size)
+    if media:
+        handle.seek(0)
+        data = handle.read(MAX_MEDIA_BYTES + 1)
+        if len(data) > MAX_MEDIA_BYTES:  # it grew since the stat
+            raise _media_too_large(path)
+        return Media(media, data)
+    encoding, start = _text_encoding(sample)
+    handle.seek(start)
+    return _page_of_stream(handle, size, encoding, offset, limit, abort)
+
+
+def _media_type(sample: bytes, path: Path | str, size: int) -> str | None:
+    """The media type of a file that starts with ``sample``, or None for text; binary
+    files and media past the cap are refused."""
+    sniffed = _sniff(sample)
+    suffix = os.path.splitext(path)[1].lower()  # not Path.suffix: read's hot path
+    if (sniffed or suffix in MEDIA_EXTENSIONS) and size > MAX_MEDIA_BYTES:
+        raise _media_too_large(path)
+    if sniffed:
+        return sniffed
+    if _is_binary(suffix, sample):
+        raise ToolError(f"Cannot read binary file: {path}")
     return None
 
 
@@ -209,6 +231,30 @@ def _text_encoding(sample: bytes) -> tuple[str, int]:
         except UnicodeDecodeError:
             return "latin-1", 0
     return "utf-8", 0
+
+
+def _page_of_bytes(data: bytes, encoding: str, offset: int, limit: int) -> Page:
+    """The page of a file held whole (its text after any BOM): the lines, total and
+    flags the streamed page has, from a few C-level counts and splits."""
+    total = data.count(b"\n")
+    if data and not data.endswith(b"\n"):
+        total += 1  # the last line has no line break
+    before = offset - 1
+    if before >= total:
+        return Page(offset, [], count=total, more=False, cut=False)
+    if before:
+        data = data.split(b"\n", before)[-1]
+    taken = min(limit, total - before)
+    more = taken < total - before
+    if more:  # drop the lines after the page, and the line break before them
+        data = data[: len(data) - len(data.split(b"\n", taken)[-1]) - 1]
+    elif data.endswith(b"\n"):
+        data = data[:-1]
+    texts, bounds = _display(data, taken, encoding)
+    fit = bounds.fitting(MAX_BYTES)
+    if fit < len(texts):  # the byte budget ends the page
+        return Page(offset, texts[:fit], count=None, more=True, cut=True)
+    return Page(offset, texts, count=total, more=more, cut=False)
 
 
 def _page_of_stream(
