@@ -210,6 +210,10 @@ def create_server() -> ToolhostServer:
         result: dict[str, Any] = await _handlers().tools_execute(server, params)
         return result
 
+    server.protocol.start_eagerly_when(
+        "tools/execute", lambda params: _handlers().starts_eagerly(server, params)
+    )
+
     return server
 
 

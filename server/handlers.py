@@ -46,6 +46,13 @@ async def tools_list(server: ToolhostServer, raw: Any) -> dict[str, Any]:
     }
 
 
+def starts_eagerly(server: ToolhostServer, raw: Any) -> bool:
+    """Whether this ``tools/execute`` may take its first step at once, before it has a
+    task (``ToolhostProtocol.start_eagerly_when``): its tool says it may (``Tool.eager``)."""
+    tool = raw.get("tool") if isinstance(raw, dict) else None
+    return isinstance(tool, str) and server.state.host.starts_eagerly(tool)
+
+
 async def tools_execute(server: ToolhostServer, raw: Any) -> dict[str, Any]:
     params = parse_execute(raw)
     state = server.state

@@ -25,12 +25,13 @@ Custom methods keep their params as plain JSON values.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import itertools
 import json
 import logging
 import re
-from collections.abc import Generator
+from collections.abc import Callable, Coroutine, Generator
 from concurrent.futures import Future
 from functools import partial
 from typing import Any, cast
@@ -73,6 +74,7 @@ class ToolhostProtocol(LanguageServerProtocol):
         self._sends: set[asyncio.Future[Any]] = set()
         self._initialize_seen = False
         self._request_loop: asyncio.AbstractEventLoop | None = None
+        self._eager_checks: dict[str, Callable[[Any], bool]] = {}
 
     # -- intake ---------------------------------------------------------------
 
@@ -165,8 +167,42 @@ class ToolhostProtocol(LanguageServerProtocol):
             else:
                 self._send_response(msg_id, result)
             return
-        task = self._loop_of_requests().create_task(self._answer(msg_id, handler, params))
+        call = self._answer(msg_id, handler, params)
+        if self._may_start_eagerly(method, params):
+            self._start_eagerly(msg_id, call)
+            return
+        task = self._loop_of_requests().create_task(call)
         # pygls types this map as concurrent futures; its own code stores asyncio ones too.
+        self._request_futures[msg_id] = cast(Any, task)
+
+    def start_eagerly_when(self, method: str, check: Callable[[Any], bool]) -> None:
+        """Calls of ``method`` whose params pass ``check`` take their first step at once,
+        in ``receive``, before they have a task (as Python 3.12's eager tasks do): one that
+        never waits is answered with no task made and no further turn of the event loop.
+        Until its first real wait such a call has no ``asyncio.current_task()``, so
+        ``check`` must pass only calls that do not need one then (``Tool.eager``)."""
+        self._eager_checks[method] = check
+
+    def _may_start_eagerly(self, method: str, params: Any) -> bool:
+        check = self._eager_checks.get(method)
+        if check is None:
+            return False
+        try:
+            return check(params)
+        except Exception:  # the handler meets the same fault and answers it, in a task
+            return False
+
+    def _start_eagerly(self, msg_id: Any, call: Coroutine[Any, Any, None]) -> None:
+        # In a context of its own, as a task would run it; registered first, so a call
+        # that ends cancelled in this very step is still answered (_answer_cancelled_once).
+        context = contextvars.copy_context()
+        self._request_futures[msg_id] = cast(Any, _STARTING)
+        try:
+            awaited = context.run(call.send, None)
+        except (StopIteration, asyncio.CancelledError):
+            return  # answered, by _answer
+        # It waits: a task takes it on from the future it is waiting for.
+        task = self._loop_of_requests().create_task(_Resumed(call, awaited), context=context)
         self._request_futures[msg_id] = cast(Any, task)
 
     def _loop_of_requests(self) -> asyncio.AbstractEventLoop:
@@ -384,6 +420,40 @@ class ToolhostProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"toolhost": {"protocol": PROTOCOL_VERSION}}
         return result
+
+
+_STARTING = object()  # in the request map while an eager call takes its first step
+
+
+class _Resumed(Coroutine[Any, Any, None]):
+    """A call that took its first step eagerly and now waits for ``awaited``, as a
+    coroutine a task can run: the task's first step gets ``awaited`` to wait for, and
+    everything the task sends or throws after that goes on to the call."""
+
+    def __init__(self, call: Coroutine[Any, Any, None], awaited: Any) -> None:
+        self._call = call
+        self._awaited: Any = awaited
+        self._first = True
+
+    def send(self, value: Any) -> Any:
+        if self._first:
+            self._first = False
+            return self._awaited
+        return self._call.send(value)
+
+    def throw(self, error: Any, *rest: Any) -> Any:
+        if self._first:  # cancelled before the task's first step: stop what it waits for
+            self._first = False
+            cancel = getattr(self._awaited, "cancel", None)
+            if cancel is not None:
+                cancel()
+        return self._call.throw(error, *rest)
+
+    def close(self) -> None:
+        self._call.close()
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        raise TypeError("an eagerly started call is run by its task, never awaited")
 
 
 def parse_body(body: bytes) -> Any:

@@ -275,6 +275,12 @@ class ToolHost:
             )
         ]
 
+    def starts_eagerly(self, tool_id: str) -> bool:
+        """Whether a call of ``tool_id`` may take its first step before it has a task
+        (``Tool.eager``): the tool that will run, a custom one of that name included."""
+        tool = self.registry.get(tool_id)
+        return tool is not None and tool.eager
+
     async def execute(
         self,
         tool_id: str,

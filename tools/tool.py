@@ -93,6 +93,11 @@ class Tool:
     schema: dict[str, Any] | None = None  # filled by define(); built once, never per call
     describe: Describe | None = None
     available: Available | None = None
+    # The call's first step may run before it has an asyncio task (the protocol then
+    # answers a call that never waits without one: ``ToolhostProtocol``). Only for a tool
+    # that, until its first real wait, uses nothing that needs ``asyncio.current_task()``
+    # (``asyncio.timeout``, anyio, TaskGroup).
+    eager: bool = False
 
     def described_for(self, host: ToolHost, caller: Caller | None = None) -> Tool:
         """This tool with its description completed for ``host``'s worktree and the caller."""
@@ -283,6 +288,7 @@ def define(
     description: str | None = None,
     describe: Describe | None = None,
     available: Available | None = None,
+    eager: bool = False,
 ) -> Tool:
     """Declare a tool. Without ``description``, ``<id>.txt`` beside the caller is read."""
     if description is None:
@@ -303,6 +309,7 @@ def define(
         schema=json_schema_for(parameters),
         describe=describe,
         available=available,
+        eager=eager,
     )
 
 

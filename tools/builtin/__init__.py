@@ -88,6 +88,7 @@ def catalog_entry(tool: Tool, schema: dict[str, Any] | None = None) -> dict[str,
         "requires": sorted(tool.requires),
         "describes": tool.describe is not None,
         "conditional": tool.available is not None,
+        "eager": tool.eager,
     }
 
 
@@ -130,6 +131,7 @@ def _lazy(name: str, entry: dict[str, Any]) -> Tool:
         schema=entry["schema"],
         describes=entry["describes"],
         available=_available_once_loaded(name) if entry["conditional"] else None,
+        eager=entry["eager"],
     )
 
 

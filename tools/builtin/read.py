@@ -316,4 +316,5 @@ tool = define(
     execute=execute,
     kind="read",
     annotations=Annotations(read_only=True, idempotent=True),
+    eager=True,  # a small file is read on the spot: most reads never wait
 )

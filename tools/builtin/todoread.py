@@ -18,4 +18,5 @@ tool = define(
     execute=read_todos,
     kind="think",
     annotations=Annotations(read_only=True, idempotent=True),
+    eager=True,  # never waits
 )

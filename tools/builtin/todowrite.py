@@ -65,4 +65,5 @@ tool = define(
     parameters=TodoWriteParams,
     execute=write_todos,
     kind="think",
+    eager=True,  # never waits
 )
