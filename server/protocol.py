@@ -31,6 +31,7 @@ import itertools
 import json
 import logging
 import re
+import sys
 from collections.abc import Callable, Coroutine, Generator
 from concurrent.futures import Future
 from functools import partial
@@ -179,8 +180,10 @@ class ToolhostProtocol(LanguageServerProtocol):
         """Calls of ``method`` whose params pass ``check`` take their first step at once,
         in ``receive``, before they have a task (as Python 3.12's eager tasks do): one that
         never waits is answered with no task made and no further turn of the event loop.
-        Until its first real wait such a call has no ``asyncio.current_task()``, so
-        ``check`` must pass only calls that do not need one then (``Tool.eager``)."""
+        On Python 3.11 such a call has no task of its own until its first real wait
+        (``asyncio.current_task()`` is whatever called ``receive``: none on a pipe), so
+        ``check`` must pass only calls that do not need one then (``Tool.eager``); 3.12's
+        eager tasks give it its own from the start."""
         self._eager_checks[method] = check
 
     def _may_start_eagerly(self, method: str, params: Any) -> bool:
@@ -197,6 +200,13 @@ class ToolhostProtocol(LanguageServerProtocol):
         # that ends cancelled in this very step is still answered (_answer_cancelled_once).
         context = contextvars.copy_context()
         self._request_futures[msg_id] = cast(Any, _STARTING)
+        if sys.version_info >= (3, 12):  # eager tasks: the step runs in its current task
+            task = asyncio.Task(
+                call, loop=self._loop_of_requests(), context=context, eager_start=True
+            )
+            if not task.done():
+                self._request_futures[msg_id] = cast(Any, task)
+            return
         try:
             awaited = context.run(call.send, None)
         except (StopIteration, asyncio.CancelledError):
