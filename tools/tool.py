@@ -20,8 +20,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic_core import ValidationError
-
 from tools import malformed
 from tools.arguments import Arguments, json_schema_for, validator_for
 from tools.errors import ToolError
@@ -29,6 +27,8 @@ from tools.result import Attachment, ToolResult
 from tools.truncation import truncate_output
 
 if TYPE_CHECKING:
+    from pydantic_core import ValidationError
+
     from tools.context import ToolContext
     from tools.host import ToolHost
 
@@ -120,7 +120,7 @@ class Tool:
             return self.error_result(format_malformed(self, found), "invalid_arguments")
         try:
             args = validator_for(self.parameters)(raw_args)
-        except ValidationError as error:
+        except _validation_error() as error:  # looked up only when something is raised
             return self.error_result(format_validation_error(self, error), "invalid_arguments")
         try:
             result = coerce_result(await self.execute(args, ctx), self.id)
@@ -161,6 +161,14 @@ class Tool:
             metadata={**(metadata or {}), "error": kind},
             is_error=True,
         )
+
+
+def _validation_error() -> type[ValidationError]:
+    # pydantic_core's package import builds 80 TypedDicts (about 15 ms): a catalogue
+    # that is only listed (``toolhost list``) never needs it.
+    from pydantic_core import ValidationError
+
+    return ValidationError
 
 
 def coerce_result(produced: object, tool_id: str | None = None) -> ToolResult:
