@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import RecordingEditor
 from tests.custom_tool_helpers import GREET, custom_ids, problems_of, write
 from tools import ToolHost, config_from_opencode, tool
-from tools.custom import ToolDefinitionError, load_all, python_loader
+from tools.custom import ToolDefinitionError, load_all, plugins, python_loader
 from tools.schema import normalise_json_schema
 
 MATH = """
@@ -735,6 +735,40 @@ def test_a_project_file_beats_a_plugin_of_the_same_name(
     host = make_host()
     assert host.registry.get("shout").description == "local"
     assert not any("also defined" in p.reason for p in host.custom_problems)
+
+
+def test_without_a_declaring_package_importlib_metadata_is_not_loaded() -> None:
+    # This environment has no plugin: the first look costs no importlib.metadata.
+    code = (
+        "import sys; from tools.custom import plugins; "
+        "print(plugins.entry_points(), 'importlib.metadata' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["[]", "False"]
+
+
+def test_the_group_is_looked_for_in_each_distribution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    other = site / "other-1.0.dist-info"
+    other.mkdir(parents=True)
+    (other / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    (site / "legacy-2.0.egg-info").write_text("Metadata-Version: 1.0\n")  # a file: no entry points
+    monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "missing")])
+    assert not plugins.declared_on_path(plugins.GROUP)
+    declaring = site / "demo-1.0.dist-info"
+    declaring.mkdir()
+    (declaring / "entry_points.txt").write_text(ENTRY_POINTS)
+    assert plugins.declared_on_path(plugins.GROUP)
+
+
+def test_a_zip_on_the_path_is_left_to_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = build_wheel(tmp_path)  # a zip whose metadata this does not open
+    monkeypatch.setattr(sys, "path", [str(archive)])
+    assert plugins.declared_on_path(plugins.GROUP)
 
 
 def test_a_newly_installed_plugin_is_found_on_reload(

@@ -14,18 +14,65 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
+import sys
 import types
-from importlib import metadata
+from importlib.machinery import PathFinder
+from typing import TYPE_CHECKING
 
 from tools.custom.naming import LoadError, Named, check_id
 from tools.tool import Tool
 
+if TYPE_CHECKING:
+    from importlib import metadata
+
 GROUP = "toolhost.tools"
+METADATA_FOLDERS = (".dist-info", ".egg-info")
 
 
 def entry_points() -> list[metadata.EntryPoint]:
+    if not declared_on_path(GROUP):
+        return []
+    from importlib import metadata
+
     importlib.invalidate_caches()  # see packages installed since the last look
     return sorted(metadata.entry_points(group=GROUP), key=lambda ep: (ep.name, ep.value))
+
+
+def declared_on_path(group: str) -> bool:
+    """False only when no installed distribution can declare entry points in ``group``.
+
+    Importing ``importlib.metadata`` and scanning with it costs 20-30 ms of every start,
+    and most environments have no plugin. This looks only for the group's name in the
+    ``entry_points.txt`` of each ``*.dist-info`` / ``*.egg-info`` folder on ``sys.path``;
+    whatever it cannot look into (a zip or an egg on the path, a finder of distributions
+    other than the standard one) counts as a yes, and ``importlib.metadata`` decides.
+    """
+    if any(
+        finder is not PathFinder and hasattr(finder, "find_distributions")
+        for finder in sys.meta_path
+    ):
+        return True
+    needle = group.encode()
+    for entry in sys.path:
+        folder = entry or "."
+        if folder.endswith(".egg"):
+            return True
+        try:
+            with os.scandir(folder) as found:
+                names = [e.name for e in found if e.name.endswith(METADATA_FOLDERS)]
+        except NotADirectoryError:  # a zip archive
+            return True
+        except OSError:  # a missing entry, or a path hook's name
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name, "entry_points.txt"), "rb") as handle:
+                    if needle in handle.read():
+                        return True
+            except OSError:  # no entry points (or an .egg-info file, which has none)
+                continue
+    return False
 
 
 def fingerprint(eps: list[metadata.EntryPoint]) -> tuple[tuple[str, str, str], ...]:
