@@ -93,10 +93,11 @@ class Tool:
     schema: dict[str, Any] | None = None  # filled by define(); built once, never per call
     describe: Describe | None = None
     available: Available | None = None
-    # The call's first step may run before it has an asyncio task (the protocol then
-    # answers a call that never waits without one: ``ToolhostProtocol``). Only for a tool
-    # that, until its first real wait, uses nothing that needs ``asyncio.current_task()``
-    # (``asyncio.timeout``, anyio, TaskGroup).
+    # The call's first step may run at once, inside the protocol's ``receive``; one that
+    # never waits is then answered with no task made (``ToolhostProtocol``). On Python
+    # 3.11 that step has no task of its own, so only for a tool that, until its first
+    # real wait, uses nothing that needs ``asyncio.current_task()`` (``asyncio.timeout``,
+    # anyio, TaskGroup).
     eager: bool = False
 
     def described_for(self, host: ToolHost, caller: Caller | None = None) -> Tool:
