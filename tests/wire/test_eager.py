@@ -73,7 +73,7 @@ def _tools(sleeper: Sleeper, waiter: Waiter, *, eager: bool) -> list[Any]:
         define("inside", execute=cancel_from_inside, description="Is cancelled.", eager=eager),
         define("quick", execute=answer_at_once, description="Answers.", eager=eager),
         define("waiter", execute=waiter.run, description="Waits for the test.", eager=eager),
-        define("current", execute=current_task_in_first_step, description="?", eager=eager),
+        define("current", execute=current_task_in_first_step, description="Tells.", eager=eager),
     ]
 
 
