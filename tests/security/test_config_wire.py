@@ -87,7 +87,10 @@ async def test_a_patched_in_tool_runs_only_after_the_person_says_yes(root: Path)
         pwn.write_text(pwn.read_text() + "# again\n")
         await until(marker.exists)
         await until(lambda: sum(a["permission"] == "config" for a in client.asks) == 2)
-        assert "pwn" in await client.tool_ids()
+        # The file is imported (the marker) before the catalogue takes its tool: wait for it.
+        async with asyncio.timeout(5):
+            while "pwn" not in await client.tool_ids():
+                await asyncio.sleep(0.05)
 
 
 async def test_a_misspelt_key_is_reported_in_the_list_the_log_and_a_notice(
