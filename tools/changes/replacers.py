@@ -15,11 +15,12 @@ calling in, and an empty ``oldString`` (create / overwrite) never gets here.
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate
+from itertools import accumulate, repeat
 
 from tools.errors import ToolError
 
@@ -63,9 +64,11 @@ class _Lines:
 
     @cached_property
     def starts(self) -> list[int]:
-        # Line k starts after the k line breaks and the characters of the lines before it.
-        sums = accumulate(map(len, self.lines), initial=0)
-        return [total + k for k, total in enumerate(sums)][: len(self.lines)]
+        # Line k starts after the k lines before it, each with its line break: running
+        # sums of len + 1, all in C (a comprehension took half again as long).
+        sums = list(accumulate(map(operator.add, map(len, self.lines), repeat(1)), initial=0))
+        sums.pop()  # where a line after the last would start
+        return sums
 
     @cached_property
     def ink_prefix(self) -> list[int]:
