@@ -49,8 +49,8 @@ class FileChange:
 
     def encoding_error(self) -> UnicodeEncodeError | None:
         """The error encoding the new text would raise, if any (checked before asking)."""
-        if self.after is None:
-            return None
+        if self.after is None or self.after.text.isascii():
+            return None  # every encoding toolhost writes (UTF-8/16/32, latin-1) takes ASCII
         try:
             self.after.encode(self.after.text)
         except UnicodeEncodeError as error:

@@ -296,13 +296,21 @@ def disk_transaction(
         data = final.encode(final.text)
         original = originals.get(path)
         # An unsaved buffer is not what the disk holds: its text is written even if unchanged.
-        if original is None or path in changeset.unsaved or original.encode(original.text) != data:
+        if original is None or path in changeset.unsaved or not _encodes_to(original, final, data):
             transaction.write(path, data, final.mode)
     for path, final in finals.items():
         if final is None and originals.get(path) is not None:
             transaction.delete(path)
     transaction.commit()
     return transaction
+
+
+def _encodes_to(original: TextFile, final: TextFile, data: bytes) -> bool:
+    """Whether ``original`` is ``data`` on disk (``final``'s bytes). In the same encoding
+    and BOM that is equal text, which needs no second encode of a large file."""
+    if original.encoding == final.encoding and original.bom == final.bom:
+        return original.text == final.text
+    return original.encode(original.text) == data
 
 
 def editor_changes(
