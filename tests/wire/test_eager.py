@@ -19,7 +19,7 @@ import pytest
 from server.app import ToolhostServer
 from server.options import InitOptions
 from server.state import ServerState
-from tests.wire.test_cancel import CANCELLED, Calls, Sleeper
+from tests.wire.test_cancel import CANCELLED, Calls, Sleeper, cancel_from_inside
 from tests.wire.test_internal import Capture, send, served  # noqa: F401 - the fixture
 from tools.host import ToolHost
 from tools.tool import define
@@ -65,9 +65,6 @@ class EagerCalls(Calls):
 
 
 def _tools(sleeper: Sleeper, waiter: Waiter, *, eager: bool) -> list[Any]:
-    async def cancel_from_inside(args: Any, ctx: Any) -> str:
-        raise asyncio.CancelledError()  # in the call's first step
-
     return [
         define("sleepy", execute=sleeper.run, description="Waits.", eager=eager),
         define("inside", execute=cancel_from_inside, description="Is cancelled.", eager=eager),
