@@ -56,6 +56,11 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{_ID_PREFIX}{next(_ids):08x}"
 
 
+def _prefixes(roots: tuple[str, ...]) -> tuple[str, ...]:
+    """Each root with one trailing slash: what a path under it starts with."""
+    return tuple(root.rstrip("/") + "/" for root in roots)
+
+
 class ToolHost:
     def __init__(
         self,
@@ -120,7 +125,7 @@ class ToolHost:
     @functools.cached_property
     def real_root_prefixes(self) -> tuple[str, ...]:
         """``real_roots`` with a trailing slash: what a path inside one starts with."""
-        return tuple(root.rstrip("/") + "/" for root in self.real_roots)
+        return _prefixes(self.real_roots)
 
     @functools.cached_property
     def written_roots(self) -> tuple[str, ...]:
@@ -129,7 +134,7 @@ class ToolHost:
 
     @functools.cached_property
     def written_root_prefixes(self) -> tuple[str, ...]:
-        return tuple(root.rstrip("/") + "/" for root in self.written_roots)
+        return _prefixes(self.written_roots)
 
     def _rules_for(self, agent: str) -> Ruleset:
         # Built once per agent and config: every ask evaluates against these.
