@@ -46,6 +46,9 @@ class ToolContext:
     abort: AbortSignal = field(default_factory=AbortSignal)
     # Where each path this call checked really is (tools.paths.Pins): its file I/O goes there.
     pins: Pins = field(default_factory=Pins)
+    # Asks of this call that went past the rules (to a person, or refused for want of
+    # one): time may have passed in them, so what was looked at before may have changed.
+    people_asked: int = 0
     _last_update: float = 0.0
     _pending_update: dict[str, Any] | None = None
     _flush_handle: asyncio.TimerHandle | None = None
@@ -94,6 +97,7 @@ class ToolContext:
             self.agent, permission, patterns, self.session_id, policy=policy
         ):
             return None  # allowed by the rules: no request to build
+        self.people_asked += 1
         title = title or plain_title(self.tool, permission, patterns, metadata or {})
         request = PermissionRequest(
             session_id=self.session_id,

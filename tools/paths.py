@@ -136,7 +136,11 @@ def _real_under_text(folder: str, name: str) -> str:
 
 
 async def assert_external_directory(
-    ctx: ToolContext, target: Path | str | None, kind: Literal["file", "directory"] = "file"
+    ctx: ToolContext,
+    target: Path | str | None,
+    kind: Literal["file", "directory"] = "file",
+    *,
+    opened: bool = False,
 ) -> None:
     """Ask ``external_directory`` for a target outside the project.
 
@@ -148,6 +152,9 @@ async def assert_external_directory(
 
     The real path judged is pinned for the call (``ctx.pins``): its file I/O goes
     there and nowhere else, however the path's links change afterwards.
+
+    ``opened``: the caller holds ``target`` open from an ``openat2`` that followed no link
+    (``open_for_reading``), which already proves it is its own real path.
     """
     if target is None:
         return
@@ -157,7 +164,7 @@ async def assert_external_directory(
     folder, name = os.path.split(written_text)
     resolved_text = written_text
     if name:
-        if is_own_real_path(written_text):
+        if opened or is_own_real_path(written_text):
             # An existing path with no link on it, its name included: one openat2 says so.
             real_folder = folder
         else:

@@ -612,6 +612,62 @@ async def test_symlink_out_of_the_worktree_asks_external_directory(
     assert editor.asks[0].patterns == [f"{secret.as_posix()}/*"]
 
 
+class ReplacingEditor(RecordingEditor):
+    """While a person is asked, the file is saved anew (a new file renamed over it, as
+    editors save): the answer must come from the file as it is after the ask."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        super().__init__()
+        self.path, self.text = path, text
+
+    async def ask_permission(self, request):  # type: ignore[no-untyped-def]
+        fresh = self.path.with_name(self.path.name + ".new")
+        fresh.write_text(self.text)
+        fresh.replace(self.path)
+        return await super().ask_permission(request)
+
+
+@pytest.mark.parametrize("where", ["env file", "outside the project"])
+async def test_a_file_saved_anew_during_an_ask_is_read_as_it_is_after(
+    worktree: Path, tmp_path: Path, where: str
+) -> None:
+    if where == "env file":
+        target = worktree / ".env"  # asks "read"
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        target = tmp_path / "elsewhere" / "notes.txt"  # asks "external_directory"
+    target.write_text("before the ask\n")
+    editor = ReplacingEditor(target, "after the ask\n")
+    result = await ToolHost(worktree, tools=[read.tool]).execute(
+        "read", {"filePath": str(target)}, editor=editor
+    )
+    assert editor.asks, "the read was expected to ask"
+    assert "1: after the ask" in result.output
+    assert "before the ask" not in result.output
+
+
+def open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+async def test_reads_leave_no_file_open(run, editor: RecordingEditor, worktree: Path) -> None:
+    (worktree / "small.txt").write_text("small\n")
+    repeat_lines(worktree / "large.txt", 1 << 20)  # past the size read on the spot
+    (worktree / ".env").write_text("SECRET=1\n")
+    (worktree / "folder").mkdir()
+    os.mkfifo(worktree / "pipe")
+    (worktree / "link.txt").symlink_to(worktree / "small.txt")
+    calls = ["small.txt", "large.txt", ".env", "folder", "pipe", "missing.txt", "link.txt"]
+    for name in calls:  # once first: lazy imports and caches may open files of their own
+        await run("read", {"filePath": name})
+    before = open_fds()
+    for reply in ("once", "reject"):
+        editor.reply = reply
+        for name in calls:
+            await run("read", {"filePath": name})
+    assert open_fds() == before
+
+
 # --- editor buffers and side effects ----------------------------------------------------
 
 

@@ -46,6 +46,7 @@ from tools.arguments import Arguments, AtLeast
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio import ABORT_EVERY_LINES, MAX_BYTES, Media, Page, dirfd, page_of_text, read_page
+from tools.fsio.openat2 import open_for_reading
 from tools.paths import assert_external_directory, relative, resolve_text
 from tools.result import Attachment, ToolResult
 from tools.tool import Annotations, define
@@ -78,10 +79,26 @@ async def execute(args: ReadParams, ctx: ToolContext) -> ToolResult:
     # The path stays text through a file's read: this is the most frequent call there
     # is, and each Path costs a parse. The rarer branches take a Path.
     path = resolve_text(args.filePath, ctx.directory)
-    title = relative(path, ctx.worktree)
     info = _stat(path)  # one syscall: cheaper than a trip to a worker thread
+    # A regular file is opened for reading now, by one openat2 that follows no link: that
+    # is the guard's proof that the path is its own real path, and a small file's page is
+    # read from the same fd, so the file is opened once, not twice.
+    fd = open_for_reading(path) if info is not None and stat.S_ISREG(info.st_mode) else None
+    try:
+        return await _read(args, ctx, path, info, fd)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+async def _read(
+    args: ReadParams, ctx: ToolContext, path: str, info: os.stat_result | None, fd: int | None
+) -> ToolResult:
+    title = relative(path, ctx.worktree)
     is_dir = info is not None and stat.S_ISDIR(info.st_mode)
-    await assert_external_directory(ctx, path, "directory" if is_dir else "file")
+    await assert_external_directory(
+        ctx, path, "directory" if is_dir else "file", opened=fd is not None
+    )
     real = ctx.real_text(path)  # where it was checked to be: that is what is read
     await ctx.ask("read", [title], ["*"], {})
     if info is None:
@@ -103,6 +120,10 @@ async def execute(args: ReadParams, ctx: ToolContext) -> ToolResult:
     run = _inline if small else ctx.run_blocking
     if unsaved is not None:
         content: Page | Media = await run(page_of_text, unsaved, offset, limit, ctx.abort)
+    elif small and fd is not None and not ctx.people_asked:
+        # Read on the spot, with no wait since the open: the fd is the file just checked.
+        # After an ask (time for the file to be replaced) it is opened afresh below.
+        content = read_page(path, offset, limit, ctx.abort, fd=fd)
     else:
         content = await run(read_page, path, offset, limit, ctx.abort, real)
     if isinstance(content, Media):

@@ -95,6 +95,20 @@ def is_own_real_path(path: str) -> bool:
     return _opens_without_links(path, os.O_PATH | os.O_CLOEXEC)
 
 
+def open_for_reading(path: str) -> int | None:
+    """An fd for reading the absolute ``path``, opened with no symbolic link on any part of
+    it, which makes it its own real path; None when that is not known at once (a link on
+    the way, nothing there, no permission, no ``openat2``) and the caller must take the
+    long way. ``O_NONBLOCK``: a FIFO swapped in for a checked file does not hang the open.
+    """
+    if not path.startswith("/"):
+        return None
+    try:
+        return open_no_symlinks(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, Unsupported):
+        return None
+
+
 def _opens_without_links(path: str, flags: int) -> bool:
     if not path.startswith("/"):
         return False

@@ -102,29 +102,46 @@ class _PageBuilder:
 
 
 def read_page(
-    path: Path | str, offset: int, limit: int, abort: AbortSignal, real: Path | str | None = None
+    path: Path | str,
+    offset: int,
+    limit: int,
+    abort: AbortSignal,
+    real: Path | str | None = None,
+    *,
+    fd: int | None = None,
 ) -> Page | Media:
     """``real``: where ``path`` was checked to be; it is opened through directory fds
     (``dirfd``), so a symlink swapped in after the check is refused, not followed.
+    ``fd``: the file already open for reading, at its start, instead (left open).
 
     A small file is read whole in one system call and paged from memory; a larger one
     is streamed (a buffered file costs a system call per ``tell`` and ``read``, more
     than the read itself for most source files)."""
     try:
-        fd = dirfd.open_file(real or resolved(Path(path)), os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            size = _regular_size(fd, path)
-            whole = _whole_file(fd, size)
-        except BaseException:
-            os.close(fd)
-            raise
-        if whole is not None:
-            os.close(fd)
-            return _page_of_whole(whole, path, offset, limit, abort)
-        with os.fdopen(fd, "rb") as handle:
-            return _page_of_file(handle, size, path, offset, limit, abort)
+        if fd is not None:
+            return _page_of_fd(fd, path, offset, limit, abort, close=False)
+        opened = dirfd.open_file(real or resolved(Path(path)), os.O_RDONLY | os.O_NONBLOCK)
+        return _page_of_fd(opened, path, offset, limit, abort, close=True)
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
+
+
+def _page_of_fd(
+    fd: int, path: Path | str, offset: int, limit: int, abort: AbortSignal, *, close: bool
+) -> Page | Media:
+    try:
+        size = _regular_size(fd, path)
+        whole = _whole_file(fd, size)
+    except BaseException:
+        if close:
+            os.close(fd)
+        raise
+    if whole is not None:
+        if close:
+            os.close(fd)
+        return _page_of_whole(whole, path, offset, limit, abort)
+    with os.fdopen(fd, "rb", closefd=close) as handle:
+        return _page_of_file(handle, size, path, offset, limit, abort)
 
 
 def _regular_size(fd: int, path: Path | str) -> int:
