@@ -19,7 +19,9 @@ pydantic turns such a class into two things:
 ``scripts/gen_catalog.py`` stores both in ``tools/builtin/arguments.json``. A built-in is
 therefore checked by pydantic-core from the stored schema, and pydantic itself is never
 imported to run one; that import is most of a sidecar's first call. Errors are still
-pydantic's own (``pydantic_core.ValidationError``), with the same messages.
+pydantic's own (``pydantic_core.ValidationError``), with the same messages. A call
+whose values all have their fields' plain types already is answered before that, without
+pydantic-core (``tools.plain_arguments``), with the same result.
 
 Custom tools keep pydantic models (``tools.custom.api``): ``validator_for`` and
 ``json_schema_for`` take either kind.
@@ -36,6 +38,8 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
+
+from tools.plain_arguments import plain_check
 
 STORE = Path(__file__).with_name("builtin") / "arguments.json"
 # The default factories a stored schema may name (a field's ``= field(default_factory=...)``).
@@ -113,9 +117,28 @@ def validator_for(params: type) -> Validate:
 
 @cache
 def _stored_validator(params: type) -> Validate:
+    stored = _store().get(key_of(params))
+    plain = plain_check(params, stored["core"]) if stored else None
+    if plain is None:
+        return _core_validator(params, stored)
+    checked_by_core: Validate | None = None
+
+    def validate(raw: Any) -> Any:
+        # A plain call is answered here; any other is pydantic-core's, imported then.
+        nonlocal checked_by_core
+        found = plain(raw)
+        if found is not None:
+            return found
+        if checked_by_core is None:
+            checked_by_core = _core_validator(params, stored)
+        return checked_by_core(raw)
+
+    return validate
+
+
+def _core_validator(params: type, stored: dict[str, Any] | None) -> Validate:
     from pydantic_core import SchemaValidator
 
-    stored = _store().get(key_of(params))
     core = _revive(stored["core"]) if stored else describe(params)["core_live"]
     return SchemaValidator(core).validate_python
 

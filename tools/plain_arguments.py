@@ -1,0 +1,145 @@
+"""The plain calls of a built-in, checked without pydantic-core.
+
+Most calls of most built-ins are a few strings and integers (``read``: a path, maybe an
+offset and a limit). For a stored schema made only of such fields, ``plain_check``
+builds a check that takes a call exactly when every value already has its field's type
+(no coercion: ``"3"`` for an integer is not taken, save an integer for a float, as
+pydantic-core does) and meets its bounds, and answers it with the dataclass
+pydantic-core would build. Anything else it declines (``None``), and
+pydantic-core checks the call as before, with its own errors. That keeps pydantic-core,
+about a tenth of a sidecar's first call to import, out of the calls that never need it;
+``tests/tools/test_arguments.py`` holds the two to the same answers.
+
+Only schema keys listed here are understood; a field with any other (an alias, a
+pattern, a length) leaves the whole class to pydantic-core.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+Convert = Callable[[Any], Any]
+PlainCheck = Callable[[Any], Any]
+
+_MISSING = object()
+_REFUSED = object()
+_EXACT_FLOAT = 2**53
+_BOUNDS: dict[str, Callable[[Any, Any], bool]] = {
+    "ge": operator.ge,
+    "gt": operator.gt,
+    "le": operator.le,
+    "lt": operator.lt,
+}
+# pydantic-core ignores keys a dataclass does not declare; so does the plain check.
+_DATACLASS_KEYS = {
+    *("type", "cls", "fields", "schema", "post_init", "frozen", "slots", "config", "ref"),
+}
+_ARGS_KEYS = {"type", "dataclass_name", "fields", "computed_fields", "collect_init_only"}
+_FIELD_KEYS = {"type", "name", "schema", "init", "kw_only"}
+
+
+def plain_check(cls: type, core: dict[str, Any]) -> PlainCheck | None:
+    """A check of ``cls``'s plain calls (the result, or None: ask pydantic-core), or None
+    when its stored core schema ``core`` has anything but plain fields."""
+    if set(core) - _DATACLASS_KEYS or core.get("type") != "dataclass" or core.get("post_init"):
+        return None
+    config = core.get("config") or {}
+    if set(config) - {"title", "allow_inf_nan"}:
+        return None
+    finite = config.get("allow_inf_nan") is False  # NaN and infinity are refused
+    args = core.get("schema") or {}
+    if set(args) - _ARGS_KEYS or args.get("type") != "dataclass-args":
+        return None
+    if args.get("computed_fields") or args.get("collect_init_only"):
+        return None
+    fields: list[tuple[str, Convert, Any]] = []
+    for spec in args.get("fields") or []:
+        if set(spec) - _FIELD_KEYS or spec.get("type") != "dataclass-field":
+            return None
+        if not spec.get("init", True):
+            return None
+        found = _field(spec.get("schema") or {}, finite)
+        if found is None:
+            return None
+        fields.append((spec["name"], *found))
+    return _checker(cls, fields)
+
+
+def _checker(cls: type, fields: list[tuple[str, Convert, Any]]) -> PlainCheck:
+    def check(raw: Any) -> Any:
+        if type(raw) is not dict:
+            return None
+        values = {}
+        for name, convert, default in fields:
+            value = raw.get(name, _MISSING)
+            if value is _MISSING:
+                if default is _MISSING:
+                    return None  # pydantic-core says what is missing
+                values[name] = default
+                continue
+            value = convert(value)
+            if value is _REFUSED:
+                return None
+            values[name] = value
+        return cls(**values)
+
+    return check
+
+
+def _field(schema: dict[str, Any], finite: bool) -> tuple[Convert, Any] | None:
+    """(the field's conversion, its default or ``_MISSING``), or None: not plain."""
+    if schema.get("type") == "default":
+        if set(schema) - {"type", "schema", "default"}:
+            return None
+        default = schema.get("default")
+        if default is not None and type(default) not in (str, int, float, bool):
+            return None  # only immutable defaults can be shared between calls
+        convert = _conversion(schema.get("schema") or {}, finite)
+        return None if convert is None else (convert, default)
+    convert = _conversion(schema, finite)
+    return None if convert is None else (convert, _MISSING)
+
+
+def _conversion(schema: dict[str, Any], finite: bool) -> Convert | None:
+    """What a value of this schema becomes (``_REFUSED``: leave it to pydantic-core), or
+    None when the schema is not a plain one."""
+    kind, keys = schema.get("type"), set(schema) - {"type"}
+    if kind == "nullable" and keys <= {"schema"}:
+        inner = _conversion(schema.get("schema") or {}, finite)
+        if inner is None:
+            return None
+        return lambda value: None if value is None else inner(value)
+    if kind == "str" and not keys:
+        return lambda value: value if type(value) is str else _REFUSED
+    if kind == "bool" and not keys:
+        return lambda value: value if type(value) is bool else _REFUSED
+    if kind == "float" and not keys:
+        return _as_finite_float if finite else _as_float
+    if kind == "int" and keys <= set(_BOUNDS):
+        bounds = [(_BOUNDS[key], schema[key]) for key in _BOUNDS if key in schema]
+        if any(type(limit) is not int for _, limit in bounds):
+            return None
+        return lambda value: (
+            value
+            if type(value) is int and all(within(value, limit) for within, limit in bounds)
+            else _REFUSED
+        )
+    return None
+
+
+def _as_finite_float(value: Any) -> Any:
+    value = _as_float(value)
+    return value if value is _REFUSED or math.isfinite(value) else _REFUSED
+
+
+def _as_float(value: Any) -> Any:
+    # pydantic-core turns an integer into a float; one past 2**53 would lose digits, and
+    # such an odd value is left to it.
+    if type(value) is float:
+        return value
+    if type(value) is int and -_EXACT_FLOAT <= value <= _EXACT_FLOAT:
+        return float(value)
+    return _REFUSED
