@@ -118,20 +118,22 @@ def validator_for(params: type) -> Validate:
 @cache
 def _stored_validator(params: type) -> Validate:
     stored = _store().get(key_of(params))
-    plain = plain_check(params, stored["core"]) if stored else None
-    if plain is None:
+    if stored is None:
         return _core_validator(params, stored)
-    checked_by_core: Validate | None = None
+    # A plain call is answered at once; any other is pydantic-core's, imported then.
+    plain = plain_check(params, stored["core"], _on_first_use(params, stored))
+    return plain if plain is not None else _core_validator(params, stored)
+
+
+def _on_first_use(params: type, stored: dict[str, Any]) -> Validate:
+    """pydantic-core's validator of ``params``, built when it is first called."""
+    built: Validate | None = None
 
     def validate(raw: Any) -> Any:
-        # A plain call is answered here; any other is pydantic-core's, imported then.
-        nonlocal checked_by_core
-        found = plain(raw)
-        if found is not None:
-            return found
-        if checked_by_core is None:
-            checked_by_core = _core_validator(params, stored)
-        return checked_by_core(raw)
+        nonlocal built
+        if built is None:
+            built = _core_validator(params, stored)
+        return built(raw)
 
     return validate
 

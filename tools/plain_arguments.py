@@ -41,10 +41,15 @@ _ARGS_KEYS = {"type", "dataclass_name", "fields", "computed_fields", "collect_in
 _FIELD_KEYS = {"type", "name", "schema", "init", "kw_only"}
 
 
-def plain_check(cls: type, core: dict[str, Any]) -> PlainCheck | None:
-    """A check of ``cls``'s plain calls (the result, or None: ask pydantic-core), or None
-    when its stored core schema ``core`` has anything but plain fields."""
-    if set(core) - _DATACLASS_KEYS or core.get("type") != "dataclass" or core.get("post_init"):
+def plain_check(
+    cls: type, core: dict[str, Any], otherwise: PlainCheck = lambda raw: None
+) -> PlainCheck | None:
+    """A check of ``cls``'s calls that answers the plain ones and hands any other to
+    ``otherwise`` (by default: None), or None when its stored core schema ``core`` has
+    anything but plain fields."""
+    if set(core) - _DATACLASS_KEYS or core.get("type") != "dataclass":
+        return None
+    if core.get("post_init") or core.get("slots"):  # no __post_init__ to run, a __dict__ to set
         return None
     config = core.get("config") or {}
     if set(config) - {"title", "allow_inf_nan"}:
@@ -65,26 +70,33 @@ def plain_check(cls: type, core: dict[str, Any]) -> PlainCheck | None:
         if found is None:
             return None
         fields.append((spec["name"], *found))
-    return _checker(cls, fields)
+    return _checker(cls, fields, otherwise)
 
 
-def _checker(cls: type, fields: list[tuple[str, Convert, Any]]) -> PlainCheck:
+def _checker(
+    cls: type, fields: list[tuple[str, Convert, Any]], otherwise: PlainCheck
+) -> PlainCheck:
+    new, set_attribute = object.__new__, object.__setattr__
+
     def check(raw: Any) -> Any:
         if type(raw) is not dict:
-            return None
+            return otherwise(raw)
         values = {}
         for name, convert, default in fields:
-            value = raw.get(name, _MISSING)
-            if value is _MISSING:
-                if default is _MISSING:
-                    return None  # pydantic-core says what is missing
-                values[name] = default
-                continue
-            value = convert(value)
-            if value is _REFUSED:
-                return None
+            if name in raw:
+                value = convert(raw[name])
+                if value is _REFUSED:
+                    return otherwise(raw)
+            elif default is _MISSING:
+                return otherwise(raw)  # which says what is missing
+            else:
+                value = default
             values[name] = value
-        return cls(**values)
+        # As pydantic-core builds a dataclass: the fields become the instance's __dict__
+        # at once, with no __init__ (which, frozen, sets each through object.__setattr__).
+        instance: Any = new(cls)
+        set_attribute(instance, "__dict__", values)
+        return instance
 
     return check
 
@@ -122,11 +134,16 @@ def _conversion(schema: dict[str, Any], finite: bool) -> Convert | None:
         bounds = [(_BOUNDS[key], schema[key]) for key in _BOUNDS if key in schema]
         if any(type(limit) is not int for _, limit in bounds):
             return None
-        return lambda value: (
-            value
-            if type(value) is int and all(within(value, limit) for within, limit in bounds)
-            else _REFUSED
-        )
+
+        def bounded(value: Any) -> Any:
+            if type(value) is not int:
+                return _REFUSED
+            for within, limit in bounds:
+                if not within(value, limit):
+                    return _REFUSED
+            return value
+
+        return bounded
     return None
 
 
