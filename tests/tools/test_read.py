@@ -19,6 +19,7 @@ from tools.abort import Aborted, AbortSignal
 from tools.builtin import read
 from tools.fsio import pages
 from tools.host import ToolHost
+from tools.permission import PermissionReply, PermissionRequest
 
 
 @pytest.fixture
@@ -620,7 +621,7 @@ class ReplacingEditor(RecordingEditor):
         super().__init__()
         self.path, self.text = path, text
 
-    async def ask_permission(self, request):  # type: ignore[no-untyped-def]
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         fresh = self.path.with_name(self.path.name + ".new")
         fresh.write_text(self.text)
         fresh.replace(self.path)
