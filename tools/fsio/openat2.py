@@ -101,19 +101,22 @@ def open_for_reading(path: str) -> int | None:
     the way, nothing there, no permission, no ``openat2``) and the caller must take the
     long way. ``O_NONBLOCK``: a FIFO swapped in for a checked file does not hang the open.
     """
-    if not path.startswith("/"):
-        return None
-    try:
-        return open_no_symlinks(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, Unsupported):
-        return None
+    return _open_without_links(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
 
 
 def _opens_without_links(path: str, flags: int) -> bool:
-    if not path.startswith("/"):
+    fd = _open_without_links(path, flags)
+    if fd is None:
         return False
-    try:
-        os.close(open_no_symlinks(path, flags))
-    except (OSError, Unsupported):
-        return False
+    os.close(fd)
     return True
+
+
+def _open_without_links(path: str, flags: int) -> int | None:
+    """``open_no_symlinks`` of an absolute path; None where it cannot say yes."""
+    if not path.startswith("/"):
+        return None
+    try:
+        return open_no_symlinks(path, flags)
+    except (OSError, Unsupported):
+        return None
