@@ -120,7 +120,7 @@ def parse_glob_output(output: str) -> set[str]:
 
 
 async def run(quick: bool) -> list[Row]:
-    from tools.rg import rg_path
+    from tools.fsio.rg import rg_path
 
     rg = rg_path()
     runs = 3 if quick else 10

@@ -5,7 +5,7 @@
 
 ``tools/builtin/catalog.json`` lets the sidecar list and run a built-in without importing
 the others; ``tools/builtin/arguments.json`` lets it check a call's arguments without
-importing pydantic (``tools.arguments``). Both are made by pydantic, here, from the modules.
+importing pydantic (``tools.arguments.model``). Both are made by pydantic, here, from the modules.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ def _dumps(value: Any) -> str:
 
 
 def render() -> dict[Path, str]:
-    from tools.arguments import STORE, describe, key_of
-    from tools.builtin import BUILTIN_ORDER, CATALOG, catalog_entry, invalid_tool, loaded_builtin
+    from tools.arguments.model import STORE, describe, key_of
+    from tools.builtin import BUILTIN_ORDER
+    from tools.builtin.lazy import CATALOG, catalog_entry, invalid_tool, loaded_builtin
     from tools.tool import NoArgs
 
     tools = {name: loaded_builtin(name) for name in BUILTIN_ORDER}

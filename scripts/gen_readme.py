@@ -14,7 +14,7 @@ START, END = "<!-- TOOLS:START -->", "<!-- TOOLS:END -->"
 
 
 def tool_table() -> str:
-    from tools.builtin import builtin_tools, invalid_tool
+    from tools.builtin.lazy import builtin_tools, invalid_tool
     from tools.registry import Registry
 
     rows = ["| id | kind | read-only | what it does |", "|---|---|---|---|"]

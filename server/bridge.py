@@ -26,18 +26,17 @@ from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from server.documents import OpenDocument, uri_to_path
 from server.replies import BadReply, parse_reply
 from tools.changes import diagnostics as diag
-from tools.editor import Diagnostics, EditorBridge, EditorRefusal
+from tools.editor import Diagnostics, EditorBridge, EditorRefusal, WritingCall
 from tools.errors import PermissionRejectedError, ToolError
 from tools.fsio import atomic_write, read_text
+from tools.fsio.paths import relative
 from tools.host import new_id
-from tools.paths import relative
-from tools.permission import PermissionReply, PermissionRequest, ReplyKind
+from tools.permission.asks import PermissionReply, PermissionRequest, ReplyKind
 
 if TYPE_CHECKING:
     from server.app import ToolhostServer
     from tools.changes.changeset import PreparedChange
     from tools.changes.diff import PositionEncoding
-    from tools.context import ToolContext
 
 log = logging.getLogger("toolhost.bridge")
 
@@ -88,14 +87,14 @@ class LspEditorBridge(EditorBridge):
             and self.server.documents.snapshot(path, self.server.workspace) is not None
         )
 
-    async def write_change(self, ctx: ToolContext, prepared: PreparedChange) -> None:
+    async def write_change(self, ctx: WritingCall, prepared: PreparedChange) -> None:
         if not self.holds(prepared.change.path):
             await super().write_change(ctx, prepared)
         elif not await write_through_editor(self.server, ctx, prepared):
             await super().write_change(ctx, prepared)  # the editor's copy was stale
 
     async def undo_change(
-        self, ctx: ToolContext, prepared: PreparedChange, disk_before: bytes | None
+        self, ctx: WritingCall, prepared: PreparedChange, disk_before: bytes | None
     ) -> None:
         if prepared.via_editor and self.holds(prepared.change.path):
             await undo_through_editor(self.server, ctx, prepared)
@@ -332,7 +331,7 @@ def diagnostics_by_path(answer: Any, asked: list[Path]) -> Diagnostics:
 
 
 async def write_through_editor(
-    server: ToolhostServer, ctx: ToolContext, prepared: PreparedChange
+    server: ToolhostServer, ctx: WritingCall, prepared: PreparedChange
 ) -> bool:
     """Apply ``prepared`` to the open buffer and save it; False: write the disk instead.
 
@@ -393,7 +392,7 @@ async def write_through_editor(
 
 
 async def undo_through_editor(
-    server: ToolhostServer, ctx: ToolContext, prepared: PreparedChange
+    server: ToolhostServer, ctx: WritingCall, prepared: PreparedChange
 ) -> None:
     """Give the buffer back the text it had before ``prepared`` (not saved: the caller
     restores the disk).  Raises EditorRefusal when the editor refuses."""

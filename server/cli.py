@@ -11,7 +11,7 @@
 worktree) as the server does; ``list`` ends with a line per file that could not be
 used or was ignored (and why), and marks custom tools (and the built-ins they replace).
 
-A folder whose own config or tool files were never trusted (``tools.trust``) is
+A folder whose own config or tool files were never trusted (``tools.permission.trust``) is
 served restricted: its config only restricts, its tools are not loaded, and every
 tool but the read-only ones asks.  ``--trusted`` trusts it for one command;
 ``toolhost trust`` records it as trusted (until one of those files changes).
@@ -256,7 +256,7 @@ def run_tool(args: argparse.Namespace) -> int:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    from tools import doctor
+    from server import doctor
 
     checks = doctor.run(_directory(args.cwd))
     if args.json:
@@ -267,7 +267,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 def trust_folder(args: argparse.Namespace) -> int:
-    from tools import trust
+    from tools.permission import trust
 
     directory = _directory(args.cwd)
     if args.revoke:
@@ -284,7 +284,7 @@ def trust_folder(args: argparse.Namespace) -> int:
 
 
 def _trust(directory: Path, trusted: bool) -> Any:
-    from tools.trust import decide
+    from tools.permission.trust import decide
 
     return decide(directory, None, command_line=trusted)
 
@@ -304,7 +304,7 @@ def _origin(host: Any, tool_id: str) -> str:
 
 
 def _model(value: str) -> Any:
-    from tools.context import ModelRef
+    from tools.model import ModelRef
 
     provider, sep, model = value.partition("/")
     return ModelRef(provider, model) if sep and provider and model else None

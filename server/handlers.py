@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from server.bridge import LspEditorBridge
 from server.params import parse_execute, parse_list
-from tools.permission import SaveError
+from tools.permission.approvals import SaveError
 from tools.result import ToolResult
 from tools.worktree import problems
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.params import json_type, model_from_wire
-from tools.config.rules import Config, config_from_opencode
-from tools.context import ModelRef
-from tools.permission import Rule, Ruleset, rules_from_config
+from tools.config.effective import Config
+from tools.config.opencode import config_from_opencode
+from tools.model import ModelRef
+from tools.permission.rules import Rule, Ruleset, rules_from_config
 
 # initializationOptions.editor: the client requests a client says it answers.
 EDITOR_FLAGS = (
@@ -58,7 +59,7 @@ class InitOptions:
     # initializationOptions.config as sent (load_config reads it with the files)
     raw_config: Any = field(default=None, hash=False)
     # The editor's word on the folder (VS Code workspace trust, Neovim vim.secure);
-    # None: it said nothing, and tools.trust decides.
+    # None: it said nothing, and tools.permission.trust decides.
     trusted: bool | None = None
     # The attach token (docs/protocol.md, "Attach"); checked by server.sockets before
     # this is parsed, kept so it is not reported as unknown.

@@ -11,7 +11,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tools.context import ModelRef
+from tools.model import ModelRef
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from tools.permission import PermissionReply, ReplyKind, Scope, UnsavedChoice
+from tools.permission.asks import PermissionReply, ReplyKind, Scope, UnsavedChoice
 
 REPLIES = ("once", "always", "reject")
 REPLY_SCOPES = ("session", "project", "user")

@@ -27,16 +27,17 @@ from lsprotocol import types
 from server.options import InitOptions, parse_options
 from server.threads import in_daemon_thread
 from server.watch import PollingWatcher
+from tools.config.effective import Config
+from tools.config.errors import ConfigProblem
 from tools.config.files import LoadedConfig, config_paths
 from tools.config.loosening import held, loosenings
-from tools.config.rules import Config, ConfigProblem
 from tools.custom.discovery import digest
 from tools.errors import ToolError
+from tools.fsio.paths import relative
 from tools.host import ToolHost, new_id
-from tools.paths import relative
-from tools.permission import PermissionRequest
-from tools.trust import Trust, decide
-from tools.trust import trust as trust_folder
+from tools.permission.asks import PermissionRequest
+from tools.permission.trust import Trust, decide
+from tools.permission.trust import trust as trust_folder
 from tools.worktree import (
     custom_notice,
     read_config,
@@ -93,7 +94,8 @@ class ServerState:
         for problem in problems:
             if problem != options.config_error:  # load_config reports that one
                 log.warning("%s", problem)
-        # Decided once, at start (tools.trust): the editor's word, --trusted, else the store.
+        # Decided once, at start (tools.permission.trust): the editor's word, --trusted, else
+        # the store.
         trust = decide(worktree, options.trusted, trusted_by_cli)
         log.info("folder %s: %s", "trusted" if trust else "not trusted", trust.reason)
         # Calls wait for ready() (the files read), so no call runs under this config.

@@ -10,7 +10,7 @@ import pytest
 
 from tools.editor import EditorBridge
 from tools.host import ToolHost
-from tools.permission import PermissionReply, PermissionRequest
+from tools.permission.asks import PermissionReply, PermissionRequest
 from tools.result import ToolResult
 
 

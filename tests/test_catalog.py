@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.builtin import BUILTIN_ORDER, LazyBuiltin, builtin_tools, loaded_builtin
+from tools.builtin import BUILTIN_ORDER
+from tools.builtin.lazy import LazyBuiltin, builtin_tools, loaded_builtin
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -61,7 +62,7 @@ def test_listing_and_running_read_imports_no_other_tool() -> None:
 
 
 def test_no_built_in_tool_module_imports_pydantic() -> None:
-    # Their arguments are checked from stored pydantic-core schemas (tools.arguments).
+    # Their arguments are checked from stored pydantic-core schemas (tools.arguments.model).
     code = (
         "import importlib, sys\n"
         "from tools.builtin import BUILTIN_ORDER\n"

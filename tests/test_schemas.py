@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tools.builtin import builtin_tools, invalid_tool
+from tools.builtin.lazy import builtin_tools, invalid_tool
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "schemas.json"
 TOOLS = [*builtin_tools(), invalid_tool()]

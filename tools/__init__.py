@@ -10,8 +10,9 @@ Nothing here imports pygls or lsprotocol; ``server/`` adapts this to JSON-RPC.
 
 # ``tool`` is the module tools.tool, callable: ``from tools import tool`` declares custom tools.
 from tools import tool
-from tools.config.rules import Config, config_from_opencode
-from tools.context import ModelRef, ToolContext
+from tools.config.effective import Config
+from tools.config.opencode import config_from_opencode
+from tools.context import ToolContext
 from tools.editor import EditorBridge
 from tools.errors import (
     NotFoundError,
@@ -20,6 +21,7 @@ from tools.errors import (
     ToolError,
 )
 from tools.host import ToolHost
+from tools.model import ModelRef
 from tools.result import Attachment, ToolResult
 from tools.tool import Annotations, Tool, define
 

@@ -1,41 +1,147 @@
-"""The context a tool's ``execute`` receives (reference §1.5)."""
+"""The context a tool's ``execute`` receives (reference §1.5), and ``Host``: the part of the
+host running it that a tool may use.
+
+A tool never sees ``tools.host.ToolHost`` itself: ``Host`` names the few things tools
+use of it (its folders, config, rules, sessions and sub-agents), so this module, and every
+tool, sits below the host that runs them (OpenCode's ``Tool.Context`` carries no host).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tools.abort import AbortSignal, run_blocking
 from tools.editor import EditorBridge
-from tools.paths import Pins
-from tools.permission import AlwaysOption, PermissionReply, PermissionRequest, Rule
-from tools.prompts import plain_title
+from tools.fsio.paths import Pins
+from tools.permission.asks import AlwaysOption, PermissionReply, PermissionRequest
+from tools.permission.prompts import plain_title
+from tools.permission.rules import Rule
 
 if TYPE_CHECKING:
-    from tools.host import ToolHost
-    from tools.session import Session
+    from tools.agents.catalog import Agent
+    from tools.agents.children import Child
+    from tools.agents.policy import ChildPolicy
+    from tools.config.effective import Config
+    from tools.fsio.paths import Roots
+    from tools.model import ModelRef
+    from tools.permission.rules import Ruleset
+    from tools.permission.service import PermissionService
+    from tools.result import ToolResult
+    from tools.session import Session, Sessions
 
 T = TypeVar("T")
 
 UPDATE_INTERVAL_SECONDS = 0.1
 
 
-@dataclass(frozen=True)
-class ModelRef:
-    provider_id: str
-    model_id: str
+class Offered(Protocol):
+    """A tool as a catalogue offers it to a model (``tools.tool.Tool`` is one)."""
 
-    def to_wire(self) -> dict[str, str]:
-        return {"providerID": self.provider_id, "modelID": self.model_id}
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def schema(self) -> dict[str, Any] | None: ...
+
+
+class Host(Protocol):
+    """What a tool may use of the host that runs it (``tools.host.ToolHost``)."""
+
+    @property
+    def worktree(self) -> Path: ...
+
+    @property
+    def directory(self) -> Path: ...
+
+    @property
+    def roots(self) -> Roots:
+        """The directory and worktree, as written and resolved (the external guard)."""
+        ...
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def permissions(self) -> PermissionService: ...
+
+    @property
+    def sessions(self) -> Sessions: ...
+
+    def rule_sides(self, session_id: str | None, agent: str) -> list[Ruleset]:
+        """The rulesets a call must pass (several in a sub-agent's session)."""
+        ...
+
+    def custom_watch_dirs(self) -> list[Path]:
+        """The folders custom tools are loaded from (they are protected)."""
+        ...
+
+    # -- the catalogue, for truncation's hint and the sidecar's own sub-agent loop --
+
+    def task_available(
+        self,
+        agent: str,
+        capabilities: frozenset[str] = frozenset(),
+        session_id: str | None = None,
+    ) -> bool: ...
+
+    def offered(
+        self,
+        *,
+        model: ModelRef | None = None,
+        capabilities: frozenset[str] = frozenset(),
+        agent: str = "build",
+        session_id: str | None = None,
+    ) -> Sequence[Offered]: ...
+
+    async def execute(
+        self,
+        tool_id: str,
+        args: Any,
+        *,
+        editor: EditorBridge | None = None,
+        session_id: str | None = None,
+        call_id: str | None = None,
+        message_id: str = "",
+        agent: str = "build",
+        model: ModelRef | None = None,
+    ) -> ToolResult: ...
+
+    # -- sub-agents (task) --
+
+    @property
+    def agents(self) -> Mapping[str, Agent]: ...
+
+    @property
+    def subagent_depth(self) -> int: ...
+
+    @property
+    def children(self) -> Mapping[str, Child]: ...
+
+    def depth_of(self, session_id: str | None) -> int: ...
+
+    def policy_for(self, session_id: str | None) -> ChildPolicy | None: ...
+
+    def new_child(
+        self,
+        parent_session_id: str,
+        parent_agent: str,
+        agent: Agent,
+        title: str,
+        model: ModelRef | None,
+    ) -> Child: ...
 
 
 @dataclass
 class ToolContext:
-    host: ToolHost
+    host: Host
     session: Session
     tool: str
     call_id: str
@@ -44,7 +150,7 @@ class ToolContext:
     model: ModelRef | None = None
     editor: EditorBridge = field(default_factory=EditorBridge)
     abort: AbortSignal = field(default_factory=AbortSignal)
-    # Where each path this call checked really is (tools.paths.Pins): its file I/O goes there.
+    # Where each path this call checked really is (tools.fsio.paths.Pins): its file I/O goes there.
     pins: Pins = field(default_factory=Pins)
     # Asks of this call that went past the rules (to a person, or refused for want of
     # one): time may have passed in them, so what was looked at before may have changed.

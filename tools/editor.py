@@ -10,18 +10,36 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tools.errors import ToolError
 from tools.fsio import atomic_write
-from tools.permission import PermissionReply, PermissionRequest, headless_rejection
+from tools.permission.asks import PermissionReply, PermissionRequest, headless_rejection
 
 if TYPE_CHECKING:
     from tools.changes.changeset import PreparedChange
-    from tools.context import ToolContext
 
 log = logging.getLogger("toolhost.editor")
+
+T = TypeVar("T")
+
+
+class WritingCall(Protocol):
+    """What landing a change needs of the call making it (``ToolContext`` is one)."""
+
+    tool: str
+
+    @property
+    def worktree(self) -> Path: ...
+
+    def real(self, path: Path) -> Path:
+        """Where ``path`` was checked to be: the write goes there."""
+        ...
+
+    async def run_blocking(self, fn: Callable[..., T], *args: object) -> T: ...
+
 
 Diagnostics = dict[Path, list[dict[str, Any]]]
 
@@ -108,7 +126,7 @@ class EditorBridge:
         """True when a change to ``path`` goes through the editor's buffer, not the disk."""
         return False
 
-    async def write_change(self, ctx: ToolContext, prepared: PreparedChange) -> None:
+    async def write_change(self, ctx: WritingCall, prepared: PreparedChange) -> None:
         """Land a change on disk; an editor with the file open applies it to the buffer.
 
         Raises EditorRefusal when the editor refuses the change (nothing was changed then).
@@ -122,7 +140,7 @@ class EditorBridge:
         )
 
     async def undo_change(
-        self, ctx: ToolContext, prepared: PreparedChange, disk_before: bytes | None
+        self, ctx: WritingCall, prepared: PreparedChange, disk_before: bytes | None
     ) -> None:
         """Put back a change ``write_change`` made (a multi-file change failed later on).
 

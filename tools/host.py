@@ -17,23 +17,24 @@ from typing import TYPE_CHECKING, Any
 
 from tools.agents.catalog import Agent, agents_from_config
 from tools.agents.policy import ChildPolicy
-from tools.config.rules import Config
+from tools.config.effective import Config
 from tools.config.saved import ConfigRuleStore
-from tools.context import ModelRef, ToolContext
+from tools.context import ToolContext
 from tools.custom.loader import CustomTools, LoadProblem
 from tools.editor import EditorBridge
 from tools.errors import ToolError
-from tools.permission import (
-    AGENT_RULES,
+from tools.fsio.paths import Roots
+from tools.model import ModelRef
+from tools.permission.defaults import AGENT_RULES, default_rules
+from tools.permission.rules import (
     IndexedRules,
-    PermissionService,
     Rule,
     Ruleset,
-    default_rules,
     disabled_by_rules,
     permission_name,
     rules_from_config,
 )
+from tools.permission.service import PermissionService
 from tools.registry import Registry
 from tools.result import ToolResult
 from tools.session import Session, Sessions
@@ -56,11 +57,6 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{_ID_PREFIX}{next(_ids):08x}"
 
 
-def _prefixes(roots: tuple[str, ...]) -> tuple[str, ...]:
-    """Each root with one trailing slash: what a path under it starts with."""
-    return tuple(root.rstrip("/") + "/" for root in roots)
-
-
 class ToolHost:
     def __init__(
         self,
@@ -74,7 +70,7 @@ class ToolHost:
         permission_defaults: Ruleset | None = None,
         trusted: bool = True,
     ) -> None:
-        from tools.builtin import builtin_tools, invalid_tool
+        from tools.builtin.lazy import builtin_tools, invalid_tool
 
         self.worktree = Path(os.path.abspath(worktree))
         self.directory = Path(os.path.abspath(directory)) if directory else self.worktree
@@ -88,7 +84,7 @@ class ToolHost:
         self.permissions = PermissionService(self._rules_for, ConfigRuleStore(self.worktree))
         self.children: dict[str, Child] = {}  # the sessions task started, by session id
         # Nothing is read until reload_custom(): construction stays cheap.  An untrusted
-        # folder's own tool files (tools.trust) are never imported.
+        # folder's own tool files (tools.permission.trust) are never imported.
         self.custom = CustomTools(self.directory, self.worktree, project=trusted)
         if load_custom:
             self.reload_custom()
@@ -118,23 +114,9 @@ class ToolHost:
         self.custom.close()
 
     @functools.cached_property
-    def real_roots(self) -> tuple[str, str]:
-        """The directory and worktree with symlinks resolved (they do not move), as text."""
-        return (os.path.realpath(self.directory), os.path.realpath(self.worktree))
-
-    @functools.cached_property
-    def real_root_prefixes(self) -> tuple[str, ...]:
-        """``real_roots`` with a trailing slash: what a path inside one starts with."""
-        return _prefixes(self.real_roots)
-
-    @functools.cached_property
-    def written_roots(self) -> tuple[str, ...]:
-        """The directory and worktree as written and as resolved, as text."""
-        return (str(self.directory), str(self.worktree), *self.real_roots)
-
-    @functools.cached_property
-    def written_root_prefixes(self) -> tuple[str, ...]:
-        return _prefixes(self.written_roots)
+    def roots(self) -> Roots:
+        """The directory and worktree as written and resolved (they do not move)."""
+        return Roots.of(self.directory, self.worktree)
 
     def _rules_for(self, agent: str) -> Ruleset:
         # Built once per agent and config: every ask evaluates against these.

@@ -6,8 +6,8 @@ import functools
 from collections.abc import Callable, Iterable
 
 from tools.builtin import BUILTIN_ORDER
-from tools.config.rules import Config
-from tools.context import ModelRef
+from tools.config.effective import Config
+from tools.model import ModelRef
 from tools.tool import Tool
 
 EDIT_FAMILY = ("edit", "write", "multiedit")

@@ -25,7 +25,7 @@ class Session:
     id: str
     read_stamps: dict[str, int] = field(default_factory=dict)  # path -> mtime_ns at read
     todos: list[dict[str, Any]] = field(default_factory=list)
-    # Instruction files (AGENTS.md, ...) a read already brought along (tools.instructions).
+    # Instruction files (AGENTS.md, ...) a read already brought along (tools.config.instructions).
     instructions: set[str] = field(default_factory=set)
     # Off for a person at a shell (`toolhost run`): the check guards a model's stale view.
     read_before_write: bool = True

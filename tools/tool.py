@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tools import malformed
-from tools.arguments import Arguments, json_schema_for, validator_for
+from tools.arguments import malformed
+from tools.arguments.model import Arguments, json_schema_for, validator_for
 from tools.errors import ToolError
 from tools.result import Attachment, ToolResult
 from tools.truncation import truncate_output
@@ -29,8 +29,7 @@ from tools.truncation import truncate_output
 if TYPE_CHECKING:
     from pydantic_core import ValidationError
 
-    from tools.context import ToolContext
-    from tools.host import ToolHost
+    from tools.context import Host, ToolContext
 
 log = logging.getLogger("toolhost.tools")
 
@@ -48,10 +47,10 @@ class Caller:
 
 # Appends what depends on the worktree or the caller (the skills found, the sub-agents
 # the caller may start) to the static prose.
-Describe = Callable[[str, "ToolHost", Caller], str]
+Describe = Callable[[str, "Host", Caller], str]
 # Whether the tool can work here at all (``task``: only where a sub-agent runner
 # exists), given the client's capabilities.
-Available = Callable[["ToolHost", frozenset[str]], bool]
+Available = Callable[["Host", frozenset[str]], bool]
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,7 @@ class Tool:
     # anyio, TaskGroup).
     eager: bool = False
 
-    def described_for(self, host: ToolHost, caller: Caller | None = None) -> Tool:
+    def described_for(self, host: Host, caller: Caller | None = None) -> Tool:
         """This tool with its description completed for ``host``'s worktree and the caller."""
         if self.describe is None:
             return self

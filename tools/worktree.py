@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tools.changes import journal
+from tools.config.errors import ConfigProblem
 from tools.config.files import LoadedConfig, config_paths, load_config
-from tools.config.rules import ConfigProblem, merge
+from tools.config.merge import merge
 from tools.custom.discovery import TOOL_SUFFIXES
 from tools.custom.loader import LoadProblem
 from tools.host import ToolHost
-from tools.trust import Trust, project_files
+from tools.permission.trust import Trust, project_files
 
 log = logging.getLogger("toolhost.worktree")
 
@@ -70,7 +71,7 @@ def open_worktree(
 ) -> tuple[ToolHost, LoadedConfig]:
     """A ToolHost for ``directory`` with its config files and custom tools loaded.
 
-    ``trusted`` (``tools.trust.decide``): False reads the project's config for its
+    ``trusted`` (``tools.permission.trust.decide``): False reads the project's config for its
     restrictions only and loads none of its tool files.
     """
     loaded = read_config(directory, trusted=trusted)

@@ -23,11 +23,11 @@ from server.threads import in_daemon_thread
 from server.watch import PollingWatcher
 
 if TYPE_CHECKING:
+    from tools.config.effective import Config
     from tools.config.files import LoadedConfig
-    from tools.config.rules import Config
-    from tools.context import ModelRef
     from tools.host import ToolHost
-    from tools.trust import Trust
+    from tools.model import ModelRef
+    from tools.permission.trust import Trust
 
 log = logging.getLogger("toolhost.mcp")
 
@@ -96,7 +96,7 @@ class LocalBackend:
     def _prepare(self) -> tuple[ToolHost, dict[str, list[Path]], dict[str, list[Path]]]:
         from tools.config.files import config_paths
         from tools.host import ToolHost
-        from tools.trust import decide
+        from tools.permission.trust import decide
 
         self.trust = decide(self.directory, None, self.trusted_by_cli)
         log.info("folder %s: %s", "trusted" if self.trust else "not trusted", self.trust.reason)
@@ -181,7 +181,7 @@ class LocalBackend:
     # -- serving --------------------------------------------------------------
 
     def _model_ref(self) -> ModelRef | None:
-        from tools.context import ModelRef
+        from tools.model import ModelRef
 
         return ModelRef(*self._model) if self._model else None
 
@@ -220,7 +220,7 @@ def mcp_bridge(hooks: CallHooks) -> Any:
     """An EditorBridge whose asks go to the MCP client and whose progress is reported."""
     from tools.editor import EditorBridge
     from tools.errors import PermissionRejectedError
-    from tools.permission import PermissionReply, PermissionRequest
+    from tools.permission.asks import PermissionReply, PermissionRequest
 
     class McpBridge(EditorBridge):
         async def ask_permission(self, request: PermissionRequest) -> PermissionReply:

@@ -20,11 +20,11 @@ import pytest
 from server import state as server_state
 from server.state import CONFIG, CUSTOM, ServerState
 from tests.conftest import RecordingEditor
-from tools import protected
-from tools.config import files, jsonc, rules
+from tools.config import files, jsonc, opencode
 from tools.config.salvage import Salvage
 from tools.custom.loader import CustomTools
-from tools.permission import PermissionReply, PermissionRequest
+from tools.permission import protected
+from tools.permission.asks import PermissionReply, PermissionRequest
 
 PWN = """
 from pathlib import Path
@@ -311,7 +311,7 @@ async def test_a_misspelt_permission_key_no_longer_drops_its_rules(
 ) -> None:
     (global_dir / "opencode.json").write_text('{\n  "permissions": {"bash": "deny"}\n}')
     with monkeypatch.context() as off:
-        off.setattr(rules, "KNOWN_KEYS", _Everything())  # any key accepted, as before
+        off.setattr(opencode, "KNOWN_KEYS", _Everything())  # any key accepted, as before
         state = await started(worktree, trusted=True)
         ran = await state.host.execute("bash", touch(worktree / "pwned"), editor=Person())
         assert not ran.is_error and (worktree / "pwned").exists()  # the attack works

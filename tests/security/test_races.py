@@ -24,8 +24,8 @@ import pytest
 
 from tests.conftest import RecordingEditor
 from tools.fsio import openat2
+from tools.fsio.paths import Pins
 from tools.host import ToolHost
-from tools.paths import Pins
 
 ROUNDS = 300
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import Runner
-from tools.config.rules import config_from_opencode
+from tools.config.opencode import config_from_opencode
 from tools.host import ToolHost
 
 

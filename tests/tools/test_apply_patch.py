@@ -16,7 +16,7 @@ from tools.abort import Aborted
 from tools.builtin import apply_patch
 from tools.changes.diff import apply_text_edits
 from tools.changes.transaction import Transaction, TransactionFailed
-from tools.config.rules import config_from_opencode
+from tools.config.opencode import config_from_opencode
 from tools.host import ToolHost
 from tools.result import ToolResult
 

@@ -1,4 +1,5 @@
-"""A built-in's arguments are checked by pydantic-core from the stored schema (tools.arguments).
+"""A built-in's arguments are checked by pydantic-core from the stored schema
+(tools.arguments.model).
 
 ``tests/test_catalog.py`` fails when the store is stale; here the stored schemas are
 revived and must check calls exactly as pydantic does when it describes the class now.
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 from pydantic_core import ValidationError
 
-from tools.arguments import (
+from tools.arguments.model import (
     Arguments,
     AtLeast,
     _core_validator,
@@ -31,9 +32,9 @@ from tools.arguments import (
     key_of,
     validator_for,
 )
+from tools.arguments.plain import plain_check
 from tools.builtin import bash, edit, multiedit, read, todowrite, webfetch, write
 from tools.host import ToolHost
-from tools.plain_arguments import plain_check
 
 SAMPLES: dict[type, list[Any]] = {
     read.ReadParams: [
@@ -155,7 +156,7 @@ def test_arguments_as_json_leave_out_what_is_none() -> None:
     assert as_json(params) == {"todos": [{"content": "x", "status": "pending", "priority": "low"}]}
 
 
-# --- plain calls, checked without pydantic-core (tools.plain_arguments) --------------------
+# --- plain calls, checked without pydantic-core (tools.arguments.plain) --------------------
 
 
 def stored_class(key: str) -> type:

@@ -16,10 +16,10 @@ import pytest
 from tests.conftest import RecordingEditor
 from tools.bash import process
 from tools.builtin import bash as bash_module
-from tools.builtin import builtin_tools
-from tools.config.rules import Config, ToolOutputLimits
+from tools.builtin.lazy import builtin_tools
+from tools.config.effective import Config, ToolOutputLimits
 from tools.host import ToolHost
-from tools.permission import rules_from_config
+from tools.permission.rules import rules_from_config
 from tools.result import ToolResult
 
 NOTE_TAIL = (

@@ -26,11 +26,13 @@ from tools.bash.decision import decide, unrestricted
 from tools.bash.shell_parse import analyse
 from tools.bash.walker import analyse_line
 from tools.builtin import bash as bash_module
-from tools.builtin import builtin_tools
-from tools.config.rules import Config, SandboxSettings, config_from_opencode, merge
+from tools.builtin.lazy import builtin_tools
+from tools.config.effective import Config, SandboxSettings
+from tools.config.merge import merge
+from tools.config.opencode import config_from_opencode
 from tools.config.yaml import compose, read_registry
 from tools.host import ToolHost
-from tools.permission import Rule, rules_from_config
+from tools.permission.rules import Rule, rules_from_config
 from tools.result import ToolResult
 
 TOOLS_YAML = """\

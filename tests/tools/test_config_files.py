@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 
 from tests.conftest import RecordingEditor
 from tools.config import jsonc
+from tools.config.errors import ConfigError
 from tools.config.files import LoadedConfig, config_paths, load_config
-from tools.config.rules import ConfigError, config_from_opencode
+from tools.config.opencode import config_from_opencode
 from tools.host import ToolHost
-from tools.permission import AGENT_RULES, Rule, default_rules, evaluate, rules_from_config
+from tools.permission.defaults import AGENT_RULES, default_rules
+from tools.permission.rules import Rule, evaluate, rules_from_config
 from tools.truncation import MAX_BYTES, output_dir
 
 REGISTRY = """\

@@ -17,8 +17,8 @@ import pytest
 from tests.conftest import RecordingEditor
 from tests.custom_tool_helpers import GREET, custom_ids, problems_of, write
 from tools import ToolHost, config_from_opencode, tool
+from tools.arguments.schema import normalise_json_schema
 from tools.custom import ToolDefinitionError, load_all, plugins, python_loader
-from tools.schema import normalise_json_schema
 
 MATH = """
     from pydantic import Field

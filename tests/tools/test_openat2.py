@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tools.fsio import dirfd, openat2
-from tools.paths import real
+from tools.fsio.paths import real
 
 
 @pytest.fixture(params=["openat2", "walk"])

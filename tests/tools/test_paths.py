@@ -13,9 +13,9 @@ import pytest
 
 from tests.conftest import RecordingEditor
 from tools.builtin import bash as bash_module
-from tools.builtin import builtin_tools
+from tools.builtin.lazy import builtin_tools
+from tools.fsio.paths import locations, real, resolve
 from tools.host import ToolHost
-from tools.paths import locations, real, resolve
 from tools.result import ToolResult
 
 

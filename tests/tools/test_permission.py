@@ -8,16 +8,10 @@ from pathlib import Path
 import pytest
 
 from tools.errors import PermissionDeniedError, PermissionRejectedError
-from tools.permission import (
-    PermissionReply,
-    PermissionRequest,
-    PermissionService,
-    Rule,
-    default_rules,
-    evaluate,
-    rules_from_config,
-    wildcard_match,
-)
+from tools.permission.asks import PermissionReply, PermissionRequest
+from tools.permission.defaults import default_rules
+from tools.permission.rules import Rule, evaluate, rules_from_config, wildcard_match
+from tools.permission.service import PermissionService
 
 
 @pytest.mark.parametrize(
@@ -214,7 +208,7 @@ async def test_force_asks_even_when_allowed_but_deny_still_wins() -> None:
 def test_indexed_rules_remember_each_match_and_stay_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tools import permission
+    from tools.permission import rules as permission
 
     rules = permission.IndexedRules(
         [Rule("read", "*", "allow"), Rule("read", "*.env", "deny"), Rule("*", "secret*", "ask")]

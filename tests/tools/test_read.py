@@ -19,7 +19,7 @@ from tools.abort import Aborted, AbortSignal
 from tools.builtin import read
 from tools.fsio import pages
 from tools.host import ToolHost
-from tools.permission import PermissionReply, PermissionRequest
+from tools.permission.asks import PermissionReply, PermissionRequest
 
 
 @pytest.fixture

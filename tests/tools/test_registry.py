@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.config.rules import Config
-from tools.context import ModelRef
+from tools.config.effective import Config
 from tools.host import ToolHost
+from tools.model import ModelRef
 from tools.registry import uses_apply_patch
 from tools.tool import define
 
@@ -82,7 +82,7 @@ def test_agent_blanket_denies_hide_tools(worktree: Path) -> None:
 
 
 def test_pattern_specific_deny_keeps_the_tool(worktree: Path) -> None:
-    from tools.permission import rules_from_config
+    from tools.permission.rules import rules_from_config
 
     rules = rules_from_config({"bash": {"rm *": "deny"}})
     assert "bash" in ids(host(worktree, rules=rules).offered())

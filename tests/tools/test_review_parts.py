@@ -14,7 +14,8 @@ from tools.changes.diff import diff_texts
 from tools.changes.hunks import apply_hunks, parse_hunks
 from tools.changes.rebase import rebase
 from tools.config.saved import ConfigRuleStore
-from tools.permission import SaveError, describe_patterns
+from tools.permission.approvals import SaveError
+from tools.permission.asks import describe_patterns
 
 TEXT = "".join(f"l{n}\n" for n in range(1, 21))
 lines = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d\n", "e"]), max_size=12)

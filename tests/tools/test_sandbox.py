@@ -25,10 +25,11 @@ import pytest
 from tests.conftest import RecordingEditor
 from tools.bash.sandbox import client, landlock, probe
 from tools.builtin import bash as bash_module
-from tools.builtin import builtin_tools
-from tools.config.rules import Config, SandboxSettings
+from tools.builtin.lazy import builtin_tools
+from tools.config.effective import Config, SandboxSettings
 from tools.host import ToolHost
-from tools.permission import PermissionReply, PermissionRequest, rules_from_config
+from tools.permission.asks import PermissionReply, PermissionRequest
+from tools.permission.rules import rules_from_config
 from tools.result import ToolResult
 
 pytestmark = pytest.mark.skipif(

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tools import doctor
+from server import doctor
 from tools.bash.sandbox import landlock
 from tools.bash.sandbox.probe import SIMULATE_VAR
+from tools.config.effective import SandboxSettings
 from tools.config.files import load_config
-from tools.config.rules import SandboxSettings
 
 TOOLHOST = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "toolhost"
 

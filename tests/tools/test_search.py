@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import tools.rg
+import tools.fsio.rg
 from tests.conftest import RecordingEditor, Runner
 from tools.builtin import glob, grep
 from tools.builtin import list as list_tool
-from tools.config.rules import config_from_opencode
+from tools.config.opencode import config_from_opencode
+from tools.fsio.rg import Ripgrep
 from tools.host import ToolHost
-from tools.rg import Ripgrep
 
 BASE_TIME = 1_700_000_000
 
@@ -568,9 +568,9 @@ def no_rg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     empty.mkdir()
     monkeypatch.setattr(sys, "executable", str(empty / "python"))
     monkeypatch.setenv("PATH", str(empty))
-    tools.rg._find.cache_clear()
+    tools.fsio.rg._find.cache_clear()
     yield
-    tools.rg._find.cache_clear()  # before monkeypatch restores the real values
+    tools.fsio.rg._find.cache_clear()  # before monkeypatch restores the real values
 
 
 @pytest.mark.parametrize(
@@ -582,7 +582,7 @@ async def test_missing_rg_gives_the_install_hint(run: Runner, tool: str, args: d
     result = await run(tool, args)
 
     assert result.is_error
-    assert result.output == tools.rg.INSTALL_HINT
+    assert result.output == tools.fsio.rg.INSTALL_HINT
     assert result.metadata["error"] == "failed"
 
 

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from tools import truncation
-from tools.config.rules import Config, ToolOutputLimits
+from tools.config.effective import Config, ToolOutputLimits
 from tools.errors import NotFoundError, ToolError
 from tools.host import ToolHost
 from tools.tool import Annotations, define

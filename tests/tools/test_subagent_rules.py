@@ -21,18 +21,13 @@ from hypothesis import strategies as st
 
 from tools.agents.policy import combine
 from tools.config.agents import AgentConfig
-from tools.config.rules import Config
+from tools.config.effective import Config
 from tools.context import ToolContext
 from tools.errors import PermissionDeniedError
 from tools.host import ToolHost
-from tools.permission import (
-    Approval,
-    PermissionReply,
-    PermissionRequest,
-    Rule,
-    evaluate,
-    rules_from_config,
-)
+from tools.permission.approvals import Approval
+from tools.permission.asks import PermissionReply, PermissionRequest
+from tools.permission.rules import Rule, evaluate, rules_from_config
 
 PERMISSIONS = ["read", "edit", "bash", "webfetch", "task", "todowrite", "question"]
 RULE_PATTERNS = ["*", "a*", "ab", "src/*", "x"]

@@ -16,13 +16,13 @@ import pytest
 
 from tests.conftest import RecordingEditor, Runner
 from tests.http_server import CHUNK, Handler, LocalServer, Outcome
-from tools.builtin import builtin_tools
 from tools.builtin import webfetch as webfetch_module
+from tools.builtin.lazy import builtin_tools
 from tools.builtin.webfetch import BROWSER_USER_AGENT, MAX_RESPONSE_BYTES
-from tools.config.rules import Config
+from tools.config.effective import Config
 from tools.host import ToolHost
-from tools.html import html_to_markdown, html_to_text
-from tools.permission import rules_from_config
+from tools.permission.rules import rules_from_config
+from tools.web.html import html_to_markdown, html_to_text
 
 PAGE = """<!doctype html>
 <html><head>

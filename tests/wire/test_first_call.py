@@ -2,7 +2,7 @@
 
 The import log of the real ``toolhost serve`` (``PYTHONPROFILEIMPORTTIME``) is read after
 an ``initialize`` with a config and one ``read``: pydantic is not in it (built-in arguments
-are checked from stored pydantic-core schemas, tools.arguments), nor what the other tools
+are checked from stored pydantic-core schemas, tools.arguments.model), nor what the other tools
 are built on. A project with a Python tool file imports pydantic, so the log is seen to
 catch it. (The log leaves out modules loaded through ``importlib.import_module``, as the
 built-in tool modules are; tests/test_catalog.py checks those in-process.)
@@ -51,8 +51,8 @@ async def first_read_imports(root: Path, data_dir: Path, log: Path, *args: str) 
 async def test_the_first_read_imports_no_pydantic(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     imported = await first_read_imports(root, tmp_path / "data", tmp_path / "imports.txt")
-    assert "tools.instructions" in imported  # read's own, imported as it ran
-    # A plain call's arguments are checked without pydantic-core (tools.plain_arguments).
+    assert "tools.config.instructions" in imported  # read's own, imported as it ran
+    # A plain call's arguments are checked without pydantic-core (tools.arguments.plain).
     heavy = {"pydantic", "pydantic.main", "pydantic_core", "httpx", "yaml", "tree_sitter"}
     assert not heavy & imported
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from server.options import FAIL_CLOSED_RULES, InitOptions, fail_closed_config, parse_options
-from tools.config.rules import Config
-from tools.context import ModelRef
-from tools.permission import evaluate
+from tools.config.effective import Config
+from tools.model import ModelRef
+from tools.permission.rules import evaluate
 
 
 def action(config: Config, permission: str, pattern: str = "*") -> str:

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tools.config.agents import AgentConfig
-from tools.context import ModelRef
-from tools.permission import AGENT_RULES, Ruleset, rules_from_config
+from tools.model import ModelRef
+from tools.permission.defaults import AGENT_RULES
+from tools.permission.rules import Ruleset, rules_from_config
 
 # OpenCode 1.18.33's descriptions: the model reads them in task's list of sub-agents.
 BUILTIN_DESCRIPTIONS = {

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from tools.agents.endpoints import Endpoint, endpoint_for
-from tools.agents.runner import SubagentFailed, TaskRequest
+from tools.agents.requests import SubagentFailed, TaskRequest
 from tools.result import ToolResult
 
 if TYPE_CHECKING:

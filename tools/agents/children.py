@@ -14,14 +14,13 @@ import asyncio
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tools.agents.catalog import Agent
 from tools.agents.policy import ChildPolicy
-from tools.context import ModelRef
+from tools.model import ModelRef
 
 if TYPE_CHECKING:
-    from tools.context import ToolContext
     from tools.result import ToolResult
 
 # How many of the child's calls a progress update lists (the newest).
@@ -44,11 +43,25 @@ class ChildCall:
         }
 
 
+class Progress(Protocol):
+    """Where a run reports its child's calls: the parent ``task`` call's ``ToolContext``."""
+
+    def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
+        """Rate-limited progress."""
+        ...
+
+    def metadata_now(
+        self, title: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Progress at once, past the rate limit."""
+        ...
+
+
 @dataclass
 class ChildRun:
     """One ``task`` call running a child: its progress, and what to cancel with it."""
 
-    ctx: ToolContext  # the parent's call
+    ctx: Progress  # the parent's call
     description: str
     metadata: dict[str, Any]
     calls: list[ChildCall] = field(default_factory=list)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from tools.agents.catalog import Agent, model_ref
 from tools.config.agents import ProviderConfig
-from tools.config.rules import Config
-from tools.context import ModelRef
+from tools.config.effective import Config
+from tools.model import ModelRef
 
 DEFAULT_TIMEOUT_MS = 300_000  # OpenCode's default provider timeout
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from tools.permission import Rule, Ruleset, disabled_by_rules, evaluate, wildcard_match
+from tools.permission.rules import Rule, Ruleset, disabled_by_rules, evaluate, wildcard_match
 
 Sides = Callable[[], list[Ruleset]]
 

@@ -12,15 +12,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from tools.agents import endpoints
-from tools.agents.children import Child
+from tools.agents.requests import Runner, SubagentFailed, TaskRequest
 
 if TYPE_CHECKING:
-    from tools.context import ToolContext
-    from tools.host import ToolHost
+    from tools.context import Host, ToolContext
 
 NO_RUNNER = (
     "task cannot start a sub-agent here: this editor does not run sub-agents and no model "
@@ -28,28 +26,6 @@ NO_RUNNER = (
     "config). Use your own sub-agents if you have them, or do the work yourself with the "
     "other tools."
 )
-
-
-class SubagentFailed(Exception):
-    """The sub-agent did not finish; the message says why (after ``task_id: …``)."""
-
-
-@dataclass
-class TaskRequest:
-    child: Child
-    description: str
-    prompt: str
-    resume: bool  # task_id named this child: its conversation continues
-    command: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)  # the parent call's progress
-
-
-class Runner(Protocol):
-    name: str
-
-    async def run(self, request: TaskRequest, ctx: ToolContext) -> str:
-        """Run the child to completion; its last text.  Raises SubagentFailed."""
-        ...
 
 
 class EditorRunner:
@@ -87,12 +63,12 @@ class EditorRunner:
             raise SubagentFailed(error.message) from None
 
 
-def can_run(host: ToolHost, capabilities: frozenset[str]) -> bool:
+def can_run(host: Host, capabilities: frozenset[str]) -> bool:
     """Whether any runner exists for this client (task is listed only then)."""
     return "task" in capabilities or endpoints.configured(host.config)
 
 
-def choose(host: ToolHost, capabilities: frozenset[str]) -> Runner | None:
+def choose(host: Host, capabilities: frozenset[str]) -> Runner | None:
     if "task" in capabilities:
         return EditorRunner()
     if endpoints.configured(host.config):

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from tools.bash.commands import Analysis, Effective, unique
-from tools.permission import Rule, evaluate, wildcard_match
+from tools.permission.rules import Rule, evaluate, wildcard_match
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.arguments import Arguments
+from tools.arguments.model import Arguments
 from tools.changes import diagnostics
 from tools.changes.changeset import ChangeSet, FileChange
 from tools.changes.commit import ask_patterns, commit, locked
@@ -40,7 +40,8 @@ from tools.changes.patch import (
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.fsio import TextFile, dirfd, read_text, to_line_endings
-from tools.paths import assert_external_directory, relative, resolve, resolve_once
+from tools.fsio.paths import relative, resolve, resolve_once
+from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 

@@ -56,7 +56,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from tools.arguments import Arguments
+from tools.arguments.model import Arguments
 from tools.bash import process
 from tools.bash.commands import Analysis, Effective, unique
 from tools.bash.decision import Decision, Denial, decide
@@ -70,8 +70,8 @@ from tools.bash.sandbox.probe import Support
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
 from tools.errors import NotFoundError, PermissionDeniedError, PermissionRejectedError, ToolError
-from tools.paths import is_inside, locations, real, relative, resolve
-from tools.permission import Rule, wildcard_match
+from tools.fsio.paths import is_inside, locations, real, relative, resolve
+from tools.permission.rules import Rule, wildcard_match
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 from tools.truncation import truncate_tail

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.arguments import Arguments
+from tools.arguments.model import Arguments
 from tools.changes import diagnostics
 from tools.changes.commit import commit_file, locked
 from tools.changes.load import (
@@ -19,7 +19,8 @@ from tools.changes.load import (
 from tools.changes.replacers import IDENTICAL
 from tools.context import ToolContext
 from tools.errors import ToolError
-from tools.paths import assert_external_directory, relative
+from tools.fsio.paths import relative
+from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 

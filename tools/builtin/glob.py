@@ -8,12 +8,13 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.arguments import Arguments
+from tools.arguments.model import Arguments
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
-from tools.paths import assert_external_directory, relative, resolve
+from tools.fsio.paths import relative, resolve
+from tools.fsio.rg import Ripgrep, check_glob_error
+from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
-from tools.rg import Ripgrep, check_glob_error
 from tools.tool import Annotations, define
 
 LIMIT = 100

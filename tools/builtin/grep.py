@@ -16,12 +16,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.arguments import Arguments
+from tools.arguments.model import Arguments
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
-from tools.paths import assert_external_directory, resolve
+from tools.fsio.paths import resolve
+from tools.fsio.rg import RgExit, Ripgrep, check_glob_error, error_line
+from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
-from tools.rg import RgExit, Ripgrep, check_glob_error, error_line
 from tools.tool import Annotations, define
 
 LIMIT = 100

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.arguments import Arguments
+from tools.arguments.model import Arguments
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.tool import define

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from tools.arguments import Arguments, AtLeast
+from tools.arguments.model import Arguments, AtLeast
 from tools.changes.diff import position_units
 from tools.context import ToolContext
 from tools.errors import NotFoundError
-from tools.paths import assert_external_directory, relative, resolve
+from tools.fsio.paths import relative, resolve
+from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from tools.arguments import Arguments, NonEmpty
+from tools.arguments.model import Arguments, NonEmpty
 from tools.changes import diagnostics
 from tools.changes.commit import commit_file, locked
 from tools.changes.load import (
@@ -27,7 +27,8 @@ from tools.changes.replacers import IDENTICAL
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.fsio import TextFile
-from tools.paths import assert_external_directory, relative
+from tools.fsio.paths import relative
+from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 

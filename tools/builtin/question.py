@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.arguments import Arguments, as_json
+from tools.arguments.model import Arguments, as_json
 from tools.context import ToolContext
 from tools.errors import PermissionRejectedError
 from tools.result import ToolResult

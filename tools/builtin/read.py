@@ -23,7 +23,7 @@ Deliberate differences from OpenCode (v1.x, newest format):
   ``localeCompare``; "Did you mean" suggestions are taken from that order too.
 - FIFOs, sockets and devices are refused instead of being opened (which could block).
 
-Instruction files come along as OpenCode 1.18.33 brings them (``tools.instructions``):
+Instruction files come along as OpenCode 1.18.33 brings them (``tools.config.instructions``):
 the AGENTS.md (else CLAUDE.md, else CONTEXT.md) of each folder between the project
 directory and the file, once per session, appended as a ``<system-reminder>`` and listed
 in ``metadata.loaded``. An ``offset`` of 0 reads from line 1, as in 1.18.33.
@@ -40,14 +40,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from tools import instructions
 from tools.abort import AbortSignal
-from tools.arguments import Arguments, AtLeast
+from tools.arguments.model import Arguments, AtLeast
+from tools.config import instructions
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio import ABORT_EVERY_LINES, MAX_BYTES, Media, Page, dirfd, page_of_text, read_page
 from tools.fsio.openat2 import open_for_reading
-from tools.paths import assert_external_directory, relative, resolve_text
+from tools.fsio.paths import relative, resolve_text
+from tools.permission.external import assert_external_directory
 from tools.result import Attachment, ToolResult
 from tools.tool import Annotations, define
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tools.arguments import Arguments
+from tools.arguments.model import Arguments
 from tools.config.dirs import global_config_dir, project_ancestors
 from tools.context import ToolContext
 from tools.errors import NotFoundError
@@ -20,7 +20,7 @@ from tools.result import ToolResult
 from tools.tool import Annotations, Caller, define
 
 if TYPE_CHECKING:
-    from tools.host import ToolHost
+    from tools.context import Host
 
 log = logging.getLogger("toolhost.skill")
 
@@ -141,7 +141,7 @@ async def execute(args: SkillParams, ctx: ToolContext) -> ToolResult:
     )
 
 
-def describe(base: str, host: ToolHost, caller: Caller) -> str:
+def describe(base: str, host: Host, caller: Caller) -> str:
     """The description with the skills available in this worktree appended."""
     skills = discover(host.directory, host.worktree)
     if not skills:

@@ -26,14 +26,15 @@ from tools.agents import runner as runners
 from tools.agents.catalog import describe_subagents, listed_subagents
 from tools.agents.children import Child, ChildRun
 from tools.agents.policy import combine
-from tools.arguments import Arguments
+from tools.agents.requests import SubagentFailed, TaskRequest
+from tools.arguments.model import Arguments
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.result import ToolResult
 from tools.tool import Annotations, Caller, define
 
 if TYPE_CHECKING:
-    from tools.host import ToolHost
+    from tools.context import Host
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,7 +62,7 @@ def envelope(session_id: str, state: str, text: str, summary: str | None = None)
     return "\n".join([*lines, f"<{tag}>", text, f"</{tag}>", "</task>"])
 
 
-def describe(base: str, host: ToolHost, caller: Caller) -> str:
+def describe(base: str, host: Host, caller: Caller) -> str:
     policy = host.policy_for(caller.session_id)
 
     def task_action(name: str) -> str:
@@ -73,7 +74,7 @@ def describe(base: str, host: ToolHost, caller: Caller) -> str:
     return f"{base}\n\n{describe_subagents(listed)}"
 
 
-def available(host: ToolHost, capabilities: frozenset[str]) -> bool:
+def available(host: Host, capabilities: frozenset[str]) -> bool:
     return runners.can_run(host, capabilities)
 
 
@@ -118,7 +119,7 @@ async def run_task(args: TaskParams, ctx: ToolContext) -> ToolResult:
         raise ToolError(runners.NO_RUNNER)
     child, resumed = child_for(args, ctx)
     model = child.agent.model or ctx.model
-    request = runners.TaskRequest(
+    request = TaskRequest(
         child=child,
         description=args.description,
         prompt=args.prompt,
@@ -137,7 +138,7 @@ async def run_task(args: TaskParams, ctx: ToolContext) -> ToolResult:
         run.report()
         try:
             text = await runner.run(request, ctx)
-        except runners.SubagentFailed as error:
+        except SubagentFailed as error:
             raise ToolError(
                 f"Subagent failed (task_id: {child.session_id}): {error}",
                 metadata=run.progress(),

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import orjson
 
-from tools.arguments import Arguments, as_json
+from tools.arguments.model import Arguments, as_json
 from tools.context import ToolContext
 from tools.result import ToolResult
 from tools.tool import define

@@ -11,12 +11,12 @@ from urllib.parse import unquote
 
 import httpx
 
-from tools.arguments import Above, Arguments
+from tools.arguments.model import Above, Arguments
 from tools.context import ToolContext
 from tools.errors import ToolError
-from tools.html import html_to_markdown, html_to_text
 from tools.result import Attachment, ToolResult
 from tools.tool import Annotations, define
+from tools.web.html import html_to_markdown, html_to_text
 
 Format = Literal["text", "markdown", "html"]
 

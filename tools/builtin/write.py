@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.arguments import Arguments
+from tools.arguments.model import Arguments
 from tools.changes import diagnostics
 from tools.changes.commit import commit_file, locked
 from tools.changes.load import BOM_CHAR, load, require_path, whole_text
 from tools.context import ToolContext
-from tools.paths import assert_external_directory, relative
+from tools.fsio.paths import relative
+from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools import protected
 from tools.changes import diagnostics, failures, review
 from tools.changes.changeset import ChangeSet, FileChange, PreparedChange, new_text
 from tools.changes.diff import (
@@ -51,8 +50,9 @@ from tools.changes.transaction import Transaction, TransactionFailed
 from tools.editor import EditorRefusal
 from tools.errors import ToolError
 from tools.fsio import TextFile
-from tools.paths import relative
-from tools.permission import AlwaysOption, PermissionReply
+from tools.fsio.paths import relative
+from tools.permission import protected
+from tools.permission.asks import AlwaysOption, PermissionReply
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -198,7 +198,7 @@ async def _ask(
     overlapping = [relative(p, ctx.worktree) for p in plan.overlapping]
     if overlapping:
         title += f" (overlaps your unsaved changes in {', '.join(overlapping)})"
-    # A config, tool or hook file (tools.protected): asked every time, never "always".
+    # A config, tool or hook file (tools.permission.protected): asked every time, never "always".
     targets = [c.path for c in changeset.changes] + [
         c.move_to for c in changeset.changes if c.move_to
     ]

@@ -12,7 +12,7 @@ from typing import Any
 
 from tools.changes.transaction import TransactionFailed
 from tools.editor import EditorRefusal
-from tools.paths import relative
+from tools.fsio.paths import relative
 
 # A refused edit shows the file around it: this many lines either side, this many at most.
 CONTEXT_LINES = 3

@@ -19,7 +19,7 @@ from tools.changes.replacers import IDENTICAL, Span, find_match, splice
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio import TextFile, dirfd, read_text, to_line_endings, writable
-from tools.paths import resolve
+from tools.fsio.paths import resolve
 
 BOM_CHAR = "\ufeff"
 # OpenCode 1.18.33's words, so a model trained on them knows what to do next.

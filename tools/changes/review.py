@@ -26,8 +26,8 @@ from tools.changes.hunks import Hunk, apply_hunks, parse_hunks
 from tools.changes.rebase import Rebased, rebase
 from tools.errors import PermissionRejectedError
 from tools.fsio import read_text
-from tools.paths import relative
-from tools.permission import PermissionReply
+from tools.fsio.paths import relative
+from tools.permission.asks import PermissionReply
 
 if TYPE_CHECKING:
     from tools.changes.commit import Described

@@ -10,7 +10,7 @@ that itself: the transaction's journal (``tools.changes.journal``) lets the next
 start do it.
 
 Every path is reached as it was checked (``real``: the call's pinned real paths,
-``tools.paths.Pins``) through directory fds that never follow a symlink swapped
+``tools.fsio.paths.Pins``) through directory fds that never follow a symlink swapped
 in afterwards (``tools.fsio.dirfd``).  A file whose own mode forbids writing it
 (``0444``) is refused, never replaced through a rename in its folder.
 
@@ -32,7 +32,7 @@ from typing import Literal
 from tools.changes import journal
 from tools.changes.journal import Entry, Journal
 from tools.fsio import atomic_write, dirfd, writable
-from tools.paths import resolve_once
+from tools.fsio.paths import resolve_once
 
 __all__ = ["Transaction", "TransactionFailed"]
 

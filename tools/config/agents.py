@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tools.config.rules import ConfigError, KeyPath, show
+from tools.config.errors import ConfigError, KeyPath, show
 
 AGENT_MODES = ("subagent", "primary", "all")
 

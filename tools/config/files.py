@@ -2,7 +2,7 @@
 
 Sources, later wins:
 
-1. built-in defaults (``tools.permission.default_rules``, applied by the host);
+1. built-in defaults (``tools.permission.defaults.default_rules``, applied by the host);
 2. the global dir (``tools.config.dirs.global_config_dir``): ``config.json``,
    ``opencode.json``, ``opencode.jsonc``, ``tools.yaml``;
 3. the project: ``opencode.jsonc`` / ``opencode.json`` at the worktree root, then in
@@ -14,11 +14,11 @@ The JSON file order within one directory is OpenCode's (its global dir reads
 
 A source that cannot be read, parsed or validated (a syntax error, a wrong type, an
 unknown or misspelt key, a key given twice) is left out and reported with its line
-and key; the config then fails closed (``tools.config.rules.fail_closed_rules``):
+and key; the config then fails closed (``tools.config.effective.fail_closed_rules``):
 every tool asks, and every denial any source states holds, the broken source's too
 as far as they can be read (``tools.config.salvage``).
 
-In a folder that is not trusted (``tools.trust``) the project's files only restrict.
+In a folder that is not trusted (``tools.permission.trust``) the project's files only restrict.
 
 The server calls ``load_config`` at startup and again whenever a path in
 ``LoadedConfig.watch`` is created, changed or deleted.
@@ -34,15 +34,10 @@ from typing import Any
 
 from tools.config import jsonc
 from tools.config.dirs import global_config_dir
-from tools.config.rules import (
-    Config,
-    ConfigError,
-    ConfigLayer,
-    ConfigProblem,
-    format_key,
-    merge,
-    read_opencode,
-)
+from tools.config.effective import Config, ConfigLayer
+from tools.config.errors import ConfigError, ConfigProblem, format_key
+from tools.config.merge import merge
+from tools.config.opencode import read_opencode
 from tools.config.salvage import (
     Salvage,
     from_jsonc_text,
@@ -101,7 +96,7 @@ def load_config(
 ) -> LoadedConfig:
     """Read every config source for ``worktree``; ``overrides`` is initializationOptions.config.
 
-    ``trusted`` False (``tools.trust``): the project's files are read for what they
+    ``trusted`` False (``tools.permission.trust``): the project's files are read for what they
     forbid only; they never loosen the user's rules, and every tool but the read-only
     ones asks first.
     """

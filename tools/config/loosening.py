@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from tools.config.rules import Config
-from tools.permission import AGENT_RULES, Rule, Ruleset, default_rules, rules_from_config
+from tools.config.effective import Config
+from tools.permission.defaults import AGENT_RULES, default_rules
+from tools.permission.rules import Rule, Ruleset, rules_from_config
 from tools.truncation import output_dir
 
 _RANK = {"deny": 0, "ask": 1, "allow": 2}

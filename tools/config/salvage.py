@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tools.permission import Rule, Ruleset, expand_home
+from tools.permission.rules import Rule, Ruleset, expand_home
 
 if TYPE_CHECKING:
     import yaml

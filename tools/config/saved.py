@@ -23,7 +23,9 @@ from typing import Any
 from tools.config import jsonc
 from tools.config.dirs import global_config_dir
 from tools.fsio import atomic_write
-from tools.permission import Approval, Rule, RuleStore, SaveError, Scope, describe_patterns
+from tools.permission.approvals import Approval, RuleStore, SaveError
+from tools.permission.asks import Scope, describe_patterns
+from tools.permission.rules import Rule
 
 SCHEMA = "https://opencode.ai/config.json"
 PROJECT_CANDIDATES = (".opencode/opencode.json", ".opencode/opencode.jsonc")

@@ -30,9 +30,10 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from tools.builtin import BUILTIN_ORDER
+from tools.config.effective import SANDBOX_LISTS, ConfigLayer
+from tools.config.errors import ConfigError, KeyPath, show
 from tools.config.jsonc import Parsed, ParseError
-from tools.config.rules import SANDBOX_LISTS, ConfigError, ConfigLayer, KeyPath, show
-from tools.permission import Rule, Ruleset, expand_home
+from tools.permission.rules import Rule, Ruleset, expand_home
 
 # Built-in ids a registry entry may name: ours, plus OpenCode's that we may not ship
 # (naming them is harmless; naming a typo is an error).

@@ -35,7 +35,7 @@ class ToolFile:
 def layers(directory: Path, worktree: Path, project: bool = True) -> list[list[Path]]:
     """The tool folders as precedence layers, lowest first; each folder appears once.
 
-    ``project`` False (an untrusted folder, ``tools.trust``): the global folders only.
+    ``project`` False (an untrusted folder, ``tools.permission.trust``): the global folders only.
     """
     bases = [global_config_dir()]
     if project:

@@ -59,7 +59,8 @@ class CustomTools:
         self.directory = directory
         self.worktree = worktree
         self.use_plugins = plugins
-        # False in an untrusted folder (tools.trust): its own tool files are never imported.
+        # False in an untrusted folder (tools.permission.trust): its own tool files are never
+        # imported.
         self.project = project
         self.tools: list[Tool] = []
         self.problems: list[LoadProblem] = []

@@ -43,10 +43,10 @@ from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict
 
+from tools.arguments.schema import normalise_json_schema
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.result import ToolResult
-from tools.schema import normalise_json_schema
 from tools.tool import Tool, coerce_result, define
 from tools.truncation import data_dir
 

@@ -1,6 +1,6 @@
 """Files reached through directory file descriptors, never through a symbolic link.
 
-A file tool checks a path once (``tools.paths``: where it really is, every symlink
+A file tool checks a path once (``tools.fsio.paths``: where it really is, every symlink
 resolved) and then must touch exactly what it checked.  Opening the checked path by
 name would resolve it again, and a folder swapped for a link in between (``d`` ->
 ``/elsewhere``) would take the write elsewhere.  So every function here takes a path

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tools.bash.sandbox.plan import MODES, NETWORKS, Mode, Network, Policy
-from tools.config.rules import Config
-from tools.permission import Rule, expand_home, wildcard_match
+from tools.config.effective import Config
+from tools.permission.rules import Rule, expand_home, wildcard_match
 
 # Paths in a project that code outside the sandbox runs or obeys: git hooks and
 # config (core.hooksPath, core.fsmonitor, aliases), a linked worktree's .git file

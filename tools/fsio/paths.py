@@ -1,4 +1,4 @@
-"""Path resolution, worktree-relative titles and the external-directory guard (§3.6).
+"""Path resolution, worktree-relative titles, and where each checked path really is (``Pins``).
 
 Paths cannot sidestep the guard: ``~`` and ``..`` are resolved, and then every
 symlink, so a link inside the project that points out of it is outside. A path
@@ -11,13 +11,8 @@ its target would be.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
-
-from tools.fsio.openat2 import has_no_symlinks, is_own_real_path
-
-if TYPE_CHECKING:
-    from tools.context import ToolContext
 
 
 def resolve(path: str, base: Path) -> Path:
@@ -110,7 +105,7 @@ class Pins:
         folder, name = os.path.split(key)
         parent = self._real.get(folder)
         if parent is not None:
-            return _real_under_text(parent, name)
+            return real_under_text(parent, name)
         return os.fspath(resolve_once(Path(key)))
 
 
@@ -124,10 +119,10 @@ def resolve_once(path: Path) -> Path:
 
 
 def real_under(folder: Path, name: str) -> Path:
-    return Path(_real_under_text(os.fspath(folder), name))
+    return Path(real_under_text(os.fspath(folder), name))
 
 
-def _real_under_text(folder: str, name: str) -> str:
+def real_under_text(folder: str, name: str) -> str:
     """``folder`` (already real) joined with ``name``, followed only if it is a link."""
     candidate = os.path.join(folder, name)
     if name in ("", ".", "..") or not os.path.islink(candidate):
@@ -135,61 +130,23 @@ def _real_under_text(folder: str, name: str) -> str:
     return os.path.realpath(candidate)
 
 
-async def assert_external_directory(
-    ctx: ToolContext,
-    target: Path | str | None,
-    kind: Literal["file", "directory"] = "file",
-    *,
-    opened: bool = False,
-) -> None:
-    """Ask ``external_directory`` for a target outside the project.
+@dataclass(frozen=True)
+class Roots:
+    """A project's folders as text, for the guard that runs on every file a call touches:
+    the directory and worktree as written and as resolved, each also with one trailing
+    slash (what a path under it starts with), so a test is one C-level call."""
 
-    The target must lie inside the directory or the worktree both as written (with
-    ``~`` and ``..`` resolved) and with its symlinks resolved (``real``): a link
-    inside the project pointing out of it asks, and so does a path that reaches
-    the project only through a link outside it. The ask names the directory the
-    target really is in (for a new path: under its nearest existing ancestor).
+    real: tuple[str, ...]
+    real_prefixes: tuple[str, ...]
+    written: tuple[str, ...]
+    written_prefixes: tuple[str, ...]
 
-    The real path judged is pinned for the call (``ctx.pins``): its file I/O goes
-    there and nowhere else, however the path's links change afterwards.
+    @classmethod
+    def of(cls, directory: Path, worktree: Path) -> Roots:
+        real = (os.path.realpath(directory), os.path.realpath(worktree))
+        written = (str(directory), str(worktree), *real)
+        return cls(real, _prefixes(real), written, _prefixes(written))
 
-    ``opened``: the caller holds ``target`` open from an ``openat2`` that followed no link
-    (``open_for_reading``), which already proves it is its own real path.
-    """
-    if target is None:
-        return
-    # Text, not Paths, unless there is a person to ask: this runs for every file a call
-    # touches.
-    written_text = os.path.normpath(target)
-    folder, name = os.path.split(written_text)
-    resolved_text = written_text
-    if name:
-        if opened or is_own_real_path(written_text):
-            # An existing path with no link on it, its name included: one openat2 says so.
-            real_folder = folder
-        else:
-            # The folder resolved once (one with no link on it is its own real path: one
-            # openat2, not an lstat per part); the name followed only if it is a link.
-            real_folder = folder if has_no_symlinks(folder) else os.path.realpath(folder)
-            resolved_text = _real_under_text(real_folder, name)
-        ctx.pins.pin(folder, real_folder)  # where the name itself lives (a delete)
-    # physical: `link/..` is the link target's parent
-    ctx.pins.pin(written_text, resolved_text)
-    host = ctx.host  # inside a root: equal to it, or under it (one C-level test each)
-    resolved_inside = resolved_text in host.real_roots or resolved_text.startswith(
-        host.real_root_prefixes
-    )
-    if resolved_inside and (
-        written_text in host.written_roots or written_text.startswith(host.written_root_prefixes)
-    ):
-        return
-    written, resolved = Path(written_text), Path(resolved_text)
-    outside = written if resolved_inside else resolved
-    directory = outside if kind == "directory" else outside.parent
-    glob = f"{directory.as_posix().rstrip('/')}/*"
-    await ctx.ask(
-        "external_directory",
-        [glob],
-        [glob],
-        {"filepath": str(outside), "parentDir": str(directory)},
-    )
+
+def _prefixes(roots: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(root.rstrip("/") + "/" for root in roots)

@@ -21,7 +21,7 @@ therefore checked by pydantic-core from the stored schema, and pydantic itself i
 imported to run one; that import is most of a sidecar's first call. Errors are still
 pydantic's own (``pydantic_core.ValidationError``), with the same messages. A call
 whose values all have their fields' plain types already is answered before that, without
-pydantic-core (``tools.plain_arguments``), with the same result.
+pydantic-core (``tools.arguments.plain``), with the same result.
 
 Custom tools keep pydantic models (``tools.custom.api``): ``validator_for`` and
 ``json_schema_for`` take either kind.
@@ -39,7 +39,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from tools.plain_arguments import plain_check
+from tools.arguments.plain import plain_check
 
 STORE = Path(__file__).with_name("builtin") / "arguments.json"
 # The default factories a stored schema may name (a field's ``= field(default_factory=...)``).
@@ -146,12 +146,12 @@ def _core_validator(params: type, stored: dict[str, Any] | None) -> Validate:
 
 
 def json_schema_for(params: type) -> dict[str, Any]:
-    """The JSON Schema the model sees for ``params`` (``tools.schema``'s form)."""
+    """The JSON Schema the model sees for ``params`` (``tools.arguments.schema``'s form)."""
     if is_arguments(params):
         stored = _store().get(key_of(params))
         schema: dict[str, Any] = describe(params)["schema"] if stored is None else stored["schema"]
         return copy.deepcopy(schema)  # the caller may change its copy
-    from tools.schema import model_schema
+    from tools.arguments.schema import model_schema
 
     return model_schema(params)
 
@@ -173,7 +173,7 @@ def describe(params: type) -> dict[str, Any]:
     ``core`` (storable) and ``core_live`` (the same with the classes in it)."""
     from pydantic import TypeAdapter
 
-    from tools.schema import arguments_schema
+    from tools.arguments.schema import arguments_schema
 
     adapter: TypeAdapter[Any] = TypeAdapter(params)
     live = adapter.core_schema

@@ -210,7 +210,7 @@ def kernel(doctor: Doctor) -> Iterator[Check]:
 
 @check
 def ripgrep(doctor: Doctor) -> Iterator[Check]:
-    from tools.rg import rg_path
+    from tools.fsio.rg import rg_path
 
     try:
         yield Check("ripgrep", True, rg_path())

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tools.config.dirs import global_config_dir
-from tools.paths import is_inside
+from tools.fsio.paths import is_inside
 
 if TYPE_CHECKING:
-    from tools.host import ToolHost
+    from tools.context import Host
 
 # Anywhere in the project, by name: the config files OpenCode and toolhost read.
 PROTECTED_NAMES = frozenset({"opencode.json", "opencode.jsonc", "tools.yaml"})
@@ -46,10 +46,10 @@ ALTERS = (
 )
 
 
-def protected_roots(host: ToolHost) -> list[Path]:
+def protected_roots(host: Host) -> list[Path]:
     """Folders and files protected wherever they are (outside the project too)."""
     from tools.changes.journal import journal_root
-    from tools.trust import store_path
+    from tools.permission.trust import store_path
 
     roots = [global_config_dir(), *host.custom_watch_dirs(), store_path(), journal_root()]
     for project in dict.fromkeys((host.worktree, host.directory)):
@@ -57,7 +57,7 @@ def protected_roots(host: ToolHost) -> list[Path]:
     return list(dict.fromkeys(roots))
 
 
-def reason(path: Path, host: ToolHost) -> str | None:
+def reason(path: Path, host: Host) -> str | None:
     """Why a change to ``path`` alters what the agent may do, or None."""
     forms = _forms(path)
     for form in forms:
@@ -71,7 +71,7 @@ def reason(path: Path, host: ToolHost) -> str | None:
     return None
 
 
-def _why(root: Path, host: ToolHost) -> str:
+def _why(root: Path, host: Host) -> str:
     name = root.name
     if name == "hooks" or root.parent.name == ".git":
         return "git runs the hooks and obeys the config in .git on the user's behalf"
@@ -84,7 +84,7 @@ def _why(root: Path, host: ToolHost) -> str:
     return "toolhost's own trust store and crash journal decide what it does on its next start"
 
 
-def _projects(host: ToolHost) -> list[Path]:
+def _projects(host: Host) -> list[Path]:
     return [form for root in (host.worktree, host.directory) for form in _forms(root)]
 
 
@@ -95,7 +95,7 @@ def _forms(path: Path) -> list[Path]:
     return [written] if real == written else [written, real]
 
 
-def protected_changes(paths: Iterable[Path], host: ToolHost) -> dict[Path, str]:
+def protected_changes(paths: Iterable[Path], host: Host) -> dict[Path, str]:
     """The paths among ``paths`` that are protected, each with why."""
     found: dict[Path, str] = {}
     for path in paths:

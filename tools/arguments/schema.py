@@ -2,7 +2,7 @@
 
 pydantic emits ``title`` everywhere and puts nested models under ``$defs``; many
 providers reject ``$ref``.  We inline every reference and drop titles once, when a
-tool is defined (a built-in's, ahead of time: ``tools.arguments``).
+tool is defined (a built-in's, ahead of time: ``tools.arguments.model``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""What webfetch makes of the web: HTML turned into Markdown or text."""
