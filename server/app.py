@@ -1,4 +1,5 @@
-"""The toolhost language server: lifecycle, document sync and the ``tools/*`` methods.
+"""Wiring: the toolhost language server's handlers (lifecycle, document sync, the
+``tools/*`` and ``permission/*`` methods), and serving it over stdio, TCP or WebSocket.
 
 Handlers only translate.  The tool framework (pydantic-core, the built-in tools) is
 loaded after ``initialize`` has been answered, on the first call that needs it, so
@@ -12,121 +13,20 @@ import gc
 import logging
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcServerNotInitialized
-from pygls.lsp.server import LanguageServer
 
-from server import __version__
-from server.documents import Documents, uri_to_path
-from server.protocol import ToolhostProtocol
-
-if TYPE_CHECKING:
-    from server.lockkeeper import LockKeeper
+from server.sidecar import ToolhostServer
 
 if TYPE_CHECKING:
     from types import ModuleType
-
-    from server.attach.listener import AttachListener
-    from server.state import ServerState
 
 log = logging.getLogger("toolhost.server")
 
 # How long running calls may take to finish once the client has closed our input.
 WIND_DOWN_SECONDS = 10.0
 GC_FALLBACK_SECONDS = 30.0
-
-
-class ToolhostServer(LanguageServer):
-    protocol: ToolhostProtocol
-
-    def __init__(self) -> None:
-        super().__init__(
-            "toolhost",
-            __version__,
-            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            protocol_cls=ToolhostProtocol,
-        )
-        self.documents = Documents()
-        # Set when this server owns its process (``run``): see settle_memory.
-        self.owns_process = False
-        self.initialize_params: types.InitializeParams | None = None
-        self.worktree = Path.cwd()
-        self._state: ServerState | None = None
-        # An attachable (--tcp/--ws) sidecar's lock file, kept up to date.
-        self.lock: LockKeeper | None = None
-        # toolhost serve --trusted: the person who started it trusts the folder.
-        self.trusted_by_cli = False
-        # Over stdio: the socket ``toolhost mcp`` attaches through (server.attach).
-        self.attach: AttachListener | None = None
-
-    def on_initialize(self, params: types.InitializeParams) -> None:
-        self.initialize_params = params
-        self.worktree = worktree_of(params)
-        if self.lock is not None:
-            folders = [self.worktree, *workspace_paths(params)]
-            editor = params.client_info.name if params.client_info else None
-            self.lock.initialized(list(dict.fromkeys(folders)), editor)
-
-    @property
-    def state(self) -> ServerState:
-        """Options, ToolHost and session defaults, built once after ``initialize``."""
-        if self._state is None:
-            if self.initialize_params is None:
-                raise JsonRpcServerNotInitialized("The server is not initialized yet.")
-            from server.state import ServerState
-
-            self._state = ServerState.build(
-                self.initialize_params.initialization_options, self.worktree, self.trusted_by_cli
-            )
-            if self.owns_process:
-                settle_memory()
-            # Config files and custom tools load in the background (tools/* wait for it);
-            # problems are shown then.
-            self._state.start(self)
-        return self._state
-
-    def stop_state(self) -> None:
-        """Stop watching files and the custom tools' Node.js host (shutdown, exit, EOF)."""
-        if self._state is not None:
-            self._state.stop()
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        """Log only: a server fault is answered in its response, never as a pop-up."""
-        log.error("%s: %s", getattr(source, "__name__", source), error)
-
-
-def workspace_paths(params: types.InitializeParams) -> list[Path]:
-    """Every workspace folder the client named, as paths."""
-    paths = [uri_to_path(folder.uri) for folder in params.workspace_folders or []]
-    return [Path(path) for path in paths if path]
-
-
-def worktree_of(params: types.InitializeParams) -> Path:
-    """The first workspace folder, else rootUri/rootPath, else the process's directory."""
-    uris = [folder.uri for folder in params.workspace_folders or []]
-    if params.root_uri:
-        uris.append(params.root_uri)
-    for uri in uris:
-        path = uri_to_path(uri)
-        if path:
-            return Path(path)
-    if params.root_path:
-        return Path(os.path.abspath(params.root_path))
-    return Path.cwd()
-
-
-def settle_memory() -> None:
-    """Keep what start-up (or loading the tools) allocated out of later collections.
-
-    ``toolhost serve`` starts with garbage collection off (server.cli); it is turned
-    on here, once the tool framework is loaded (on ``initialized`` or the first tools
-    request): collecting among the objects of those imports would only slow them.
-    """
-    gc.freeze()
-    gc.enable()
 
 
 def _handlers() -> ModuleType:

@@ -1,4 +1,5 @@
-"""``tools/list``, ``tools/execute`` and the rules requests: check params, call the ToolHost.
+"""The editor connection's ``tools/list``, ``tools/execute`` and rules requests: check
+params, build the call's bridge, and run it as every door does (``server.calls``).
 
 Imported on first use (see ``server.app``) because it loads the tool framework.
 Both wait for the first load of the config files and custom tools (see
@@ -13,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
+from server import calls
 from server.bridge import LspEditorBridge
 from server.params import parse_execute, parse_list
 from tools.permission.approvals import SaveError
-from tools.result import ToolResult
 from tools.worktree import problems
 
 if TYPE_CHECKING:
-    from server.app import ToolhostServer
+    from server.sidecar import ToolhostServer
 
 log = logging.getLogger("toolhost.server")
 
@@ -29,8 +30,9 @@ async def tools_list(server: ToolhostServer, raw: Any) -> dict[str, Any]:
     params = parse_list(raw)  # a protocol fault is answered without waiting
     state = server.state
     await state.ready()
-    bridge = LspEditorBridge(server, state.options.editor)
-    tools = state.host.offered(
+    bridge = LspEditorBridge(server, state.options)
+    tools = calls.listing(
+        state.host,
         model=params.model or state.options.model,
         capabilities=bridge.capabilities(),
         agent=params.agent or state.options.agent,
@@ -40,7 +42,7 @@ async def tools_list(server: ToolhostServer, raw: Any) -> dict[str, Any]:
     # trusted (docs/protocol.md, "Trust and fail-closed config").
     found = problems(state.loaded, state.host) if state.loaded is not None else []
     return {
-        "tools": [tool.to_wire() for tool in tools],
+        "tools": tools,
         "problems": [problem.to_json() for problem in found],
         "trusted": state.trust.trusted,
     }
@@ -57,12 +59,11 @@ async def tools_execute(server: ToolhostServer, raw: Any) -> dict[str, Any]:
     params = parse_execute(raw)
     state = server.state
     await state.ready()
-    bridge = LspEditorBridge(
-        server, state.options.editor, params.work_done_token, params.message_id or ""
-    )
+    bridge = LspEditorBridge(server, state.options, params.work_done_token, params.message_id or "")
     bridge.begin_progress(params.tool)
     try:
-        result = await state.host.execute(
+        return await calls.execute(
+            state.host,
             params.tool,
             params.args,
             editor=bridge,
@@ -72,12 +73,8 @@ async def tools_execute(server: ToolhostServer, raw: Any) -> dict[str, Any]:
             agent=params.agent or state.options.agent,
             model=params.model or state.options.model,
         )
-    except Exception as error:  # a fault outside the tool (its own are caught in Tool.run)
-        log.exception("tools/execute %s failed", params.tool)
-        result = internal_error(params.tool, error)
     finally:
         bridge.end_progress()
-    return result.to_wire()
 
 
 async def permission_rules(server: ToolhostServer, raw: Any) -> dict[str, Any]:
@@ -109,14 +106,3 @@ async def permission_revoke(server: ToolhostServer, raw: Any) -> dict[str, Any]:
     if revoked.scope in ("project", "user"):
         await state.reload_config()  # the rule is gone before the answer, not on the next poll
     return {"revoked": True, "rule": revoked.to_wire()}
-
-
-def internal_error(tool: str, error: Exception) -> ToolResult:
-    return ToolResult(
-        title=tool,
-        output=f"toolhost failed unexpectedly while running {tool} "
-        f"({type(error).__name__}: {error}). This is a fault in toolhost, not in your "
-        "input; it has been logged. You may retry, or continue another way.",
-        metadata={"error": "internal"},
-        is_error=True,
-    )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from server.app import ToolhostServer
+    from server.sidecar import ToolhostServer
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 

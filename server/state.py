@@ -47,7 +47,7 @@ from tools.worktree import (
 )
 
 if TYPE_CHECKING:
-    from server.app import ToolhostServer
+    from server.client import EditorClient
 
 log = logging.getLogger("toolhost.server")
 
@@ -73,7 +73,7 @@ class ServerState:
     session_id: str  # for calls that name no session
     trust: Trust = field(default_factory=lambda: Trust(True, "", "nothing to trust"))
     loaded: LoadedConfig | None = None
-    _server: ToolhostServer | None = field(default=None, repr=False)
+    _server: EditorClient | None = field(default=None, repr=False)
     _loading: asyncio.Task[None] | None = field(default=None, repr=False)
     _watcher: PollingWatcher | None = field(default=None, repr=False)
     _shown: set[str] = field(default_factory=set, repr=False)  # notices on screen
@@ -109,7 +109,7 @@ class ServerState:
 
     # -- lifecycle ------------------------------------------------------------
 
-    def start(self, server: ToolhostServer) -> None:
+    def start(self, server: EditorClient) -> None:
         """Load config and custom tools in the background, and start watching them."""
         if self._loading is not None:
             return
@@ -299,7 +299,7 @@ class ServerState:
             metadata={"configChange": metadata, "protected": True},
         )
         try:
-            reply = await LspEditorBridge(self._server, self.options.editor).ask_permission(request)
+            reply = await LspEditorBridge(self._server, self.options).ask_permission(request)
         except ToolError as error:
             log.info("nobody accepted the change: %s", error.message)
             return False

@@ -31,7 +31,7 @@ from server.documents import uri_to_path
 from server.lockkeeper import LockKeeper
 
 if TYPE_CHECKING:
-    from server.app import ToolhostServer
+    from server.sidecar import ToolhostServer
 
 log = logging.getLogger("toolhost.attach")
 
@@ -162,6 +162,7 @@ class AttachedClient:
         return defaults
 
     async def tools_list(self, params: Any) -> dict[str, Any]:
+        from server import calls
         from server.params import parse_list
 
         merged = {**self._defaults(), **(params if isinstance(params, dict) else {})}
@@ -169,15 +170,17 @@ class AttachedClient:
             parsed = parse_list(merged)
         state = self.server.state
         await state.ready()
-        tools = state.host.offered(
+        tools = calls.listing(
+            state.host,
             model=parsed.model or state.options.model,
             capabilities=state.options.editor,
             agent=parsed.agent or state.options.agent,
+            session_id=parsed.session_id or self.session_id,
         )
-        return {"tools": [tool.to_wire() for tool in tools]}
+        return {"tools": tools}
 
     async def tools_execute(self, params: Any) -> dict[str, Any]:
-        from server.handlers import internal_error
+        from server import calls
         from server.params import parse_execute
 
         if not isinstance(params, dict):
@@ -186,23 +189,17 @@ class AttachedClient:
             parsed = parse_execute({**self._defaults(), **params})
         state = self.server.state
         await state.ready()
-        bridge = self._bridge(parsed.message_id or "")
-        try:
-            result = await state.host.execute(
-                parsed.tool,
-                parsed.args,
-                editor=bridge,
-                session_id=parsed.session_id or self.session_id,
-                call_id=parsed.call_id,
-                message_id=parsed.message_id or "",
-                agent=parsed.agent or state.options.agent,
-                model=parsed.model or state.options.model,
-            )
-        except Exception as error:  # a fault outside the tool
-            log.exception("tools/execute %s over the socket failed", parsed.tool)
-            result = internal_error(parsed.tool, error)
-        wire: dict[str, Any] = result.to_wire()
-        return wire
+        return await calls.execute(
+            state.host,
+            parsed.tool,
+            parsed.args,
+            editor=self._bridge(parsed.message_id or ""),
+            session_id=parsed.session_id or self.session_id,
+            call_id=parsed.call_id,
+            message_id=parsed.message_id or "",
+            agent=parsed.agent or state.options.agent,
+            model=parsed.model or state.options.model,
+        )
 
     def _bridge(self, message_id: str) -> Any:
         """The editor connection's bridge, with this caller's progress sent to it."""
@@ -216,7 +213,7 @@ class AttachedClient:
                     update = {"messageID": self.message_id, **update}
                 peer.notify("tools/update", update)
 
-        return SocketCallBridge(self.server, self.server.state.options.editor, None, message_id)
+        return SocketCallBridge(self.server, self.server.state.options, None, message_id)
 
 
 @contextlib.contextmanager

@@ -187,25 +187,30 @@ class LocalBackend:
 
     async def list_tools(self) -> list[dict[str, Any]]:
         host = await self._ready()
+        from server import calls
         from tools.editor import EditorBridge
 
-        tools = host.offered(
-            model=self._model_ref(), capabilities=EditorBridge().capabilities(), agent=self.agent
+        return calls.listing(
+            host,
+            model=self._model_ref(),
+            capabilities=EditorBridge().capabilities(),
+            agent=self.agent,
+            session_id=self.session_id,
         )
-        return [tool.to_wire() for tool in tools]
 
     async def call(self, tool: str, args: dict[str, Any], hooks: CallHooks) -> dict[str, Any]:
         host = await self._ready()
-        bridge = mcp_bridge(hooks)
-        result = await host.execute(
+        from server import calls
+
+        return await calls.execute(
+            host,
             tool,
             args,
-            editor=bridge,
+            editor=mcp_bridge(hooks),
             session_id=self.session_id,
             agent=self.agent,
             model=self._model_ref(),
         )
-        return result.to_wire()
 
     async def close(self) -> None:
         if self._watcher is not None:

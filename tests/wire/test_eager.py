@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from server.app import ToolhostServer
 from server.options import InitOptions
+from server.sidecar import ToolhostServer
 from server.state import ServerState
 from tests.wire.test_cancel import CANCELLED, Calls, Sleeper, cancel_from_inside
 from tests.wire.test_internal import Capture, send, served  # noqa: F401 - the fixture

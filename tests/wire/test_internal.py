@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from server.app import ToolhostServer, create_server
+from server.app import create_server
 from server.logs import forward_to_client
 from server.options import InitOptions
+from server.sidecar import ToolhostServer
 from server.state import ServerState
 from tools.host import ToolHost
 from tools.tool import define
