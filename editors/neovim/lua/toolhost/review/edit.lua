@@ -1,0 +1,70 @@
+---Editing a proposal: a diff tab with the file as it is (left) and the proposed text
+---(right, editable). `:w` there keeps the person's version for the answer (sent as
+---`edited`), and the accept key writes, closes the tab and accepts.
+local config = require("toolhost.config")
+local hunks = require("toolhost.review.hunks")
+local model = require("toolhost.review.model")
+local queue = require("toolhost.review.queue")
+local view = require("toolhost.review.view")
+
+local M = {}
+
+---Opens the diff tab for the file under the cursor in the review window.
+function M.edit()
+  local review = queue.shown()
+  local file = view.here().file
+  if not review or not file then
+    return
+  end
+  local base, proposed = hunks.texts(review, file)
+  if review.edited[file] then
+    proposed = vim.split(review.edited[file]:gsub("\n$", ""), "\n", { plain = true })
+  end
+  vim.cmd("tabnew")
+  local left = vim.api.nvim_get_current_buf()
+  vim.bo[left].buftype = "nofile"
+  vim.bo[left].bufhidden = "wipe"
+  vim.api.nvim_buf_set_lines(left, 0, -1, false, base)
+  vim.bo[left].modifiable = false
+  pcall(vim.api.nvim_buf_set_name, left, "toolhost://current/" .. file)
+  vim.cmd("diffthis")
+  vim.cmd("vnew")
+  local right = vim.api.nvim_get_current_buf()
+  vim.bo[right].buftype = "acwrite"
+  vim.bo[right].bufhidden = "wipe"
+  pcall(vim.api.nvim_buf_set_name, right, "toolhost://proposed/" .. file)
+  vim.api.nvim_buf_set_lines(right, 0, -1, false, proposed)
+  vim.bo[right].modified = false
+  local ft = vim.filetype.match({ filename = file })
+  if ft then
+    vim.bo[left].filetype, vim.bo[right].filetype = ft, ft
+  end
+  vim.cmd("diffthis")
+  local review_id = review.id
+  vim.api.nvim_create_autocmd("BufWriteCmd", {
+    buffer = right,
+    callback = function()
+      local still = queue.find(review_id)
+      if still then
+        local text = table.concat(vim.api.nvim_buf_get_lines(right, 0, -1, false), "\n") .. "\n"
+        still.edited[file] = text
+        vim.bo[right].modified = false
+        queue.changed()
+        vim.notify(("toolhost: your version of %s is kept for the answer"):format(file))
+      end
+    end,
+  })
+  local accept_all = config.options.review.keys.accept_all
+  if accept_all then
+    vim.keymap.set("n", accept_all, function()
+      vim.cmd("silent write")
+      vim.cmd("tabclose")
+      local still = queue.find(review_id)
+      if still then
+        queue.answer(review_id, model.accept_reply(still))
+      end
+    end, { buffer = right, desc = "toolhost: accept with your version" })
+  end
+end
+
+return M
