@@ -162,24 +162,32 @@ class CustomTools:
         self._node_files = self._load_node(paths) if paths else {}
 
     def _load_node(self, paths: list[Path]) -> dict[Path, _Loaded]:
-        from tools.custom import node_host  # only where JS/TS tool files exist
+        # Imported here: only where JS/TS tool files exist.
+        from tools.custom.node_channel import HostFailed
+        from tools.custom.node_host import NodeHost
+        from tools.custom.node_runtime import (
+            NodeUnavailable,
+            ensure_cache,
+            find_runtime,
+            needs_cache,
+        )
 
         try:
-            runtime = node_host.find_runtime()
-        except node_host.NodeUnavailable as error:
+            runtime = find_runtime()
+        except NodeUnavailable as error:
             return {p: _Loaded(problems=[LoadProblem(str(p), str(error))]) for p in paths}
         if runtime.kind == "node":
             log.info("JS/TS custom tools run on %s", runtime.describe())
         cache_note = ""
-        if node_host.needs_cache(paths, runtime.kind):
+        if needs_cache(paths, runtime.kind):
             try:
-                node_host.ensure_cache()
-            except node_host.NodeUnavailable as error:
+                ensure_cache()
+            except NodeUnavailable as error:
                 cache_note = f" (installing @opencode-ai/plugin, zod and esbuild failed: {error})"
-        self._node = host = node_host.NodeHost(runtime, self.directory)
+        self._node = host = NodeHost(runtime, self.directory)
         try:
             answers = host.load(paths)
-        except node_host.HostFailed as error:
+        except HostFailed as error:
             return {p: _Loaded(problems=[LoadProblem(str(p), str(error))]) for p in paths}
         return {p: _from_answer(host, p, answers[p], cache_note) for p in paths}
 
@@ -256,7 +264,7 @@ def _load_plugin(ep: Any) -> _Loaded:
 
 
 def _from_answer(host: NodeHost, path: Path, answer: dict[str, Any], cache_note: str) -> _Loaded:
-    from tools.custom import node_host
+    from tools.custom.node_tools import make_tool
 
     if answer.get("error"):
         return _Loaded(problems=[LoadProblem(str(path), str(answer["error"]) + cache_note)])
@@ -268,7 +276,7 @@ def _from_answer(host: NodeHost, path: Path, answer: dict[str, Any], cache_note:
         name = tool_id(path.stem, str(entry["export"]))
         try:
             check_id(name)
-            tool = node_host.make_tool(
+            tool = make_tool(
                 host, name, path, entry["export"], entry["description"], entry["parameters"]
             )
         except (LoadError, ValueError, KeyError, TypeError) as error:
