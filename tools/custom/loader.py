@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.custom import discovery, plugins
-from tools.custom.discovery import ToolFile
+from tools.custom.discovery import ToolFile, digest, scan, watch_dirs
 from tools.custom.naming import LoadError, Named, check_id, tool_id
+from tools.custom.plugins import entry_points, fingerprint
+from tools.custom.plugins import load as plugin_tools
+from tools.custom.plugins import source as plugin_source
 from tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -74,7 +76,7 @@ class CustomTools:
         self._accepted: dict[Path, str | None] | None = None
 
     def watch_dirs(self) -> list[Path]:
-        return discovery.watch_dirs(self.directory, self.worktree, self.project)
+        return watch_dirs(self.directory, self.worktree, self.project)
 
     def reload(self) -> bool:
         """Rescan; True when any tool file or the plugin list changed (and was reloaded)."""
@@ -94,30 +96,30 @@ class CustomTools:
         """Tool files on disk that are new or changed and not accepted yet."""
         if self._accepted is None:
             return []
-        files = discovery.scan(self.directory, self.worktree, self.project)
-        return [f.path for f in files if self._accepted.get(f.path) != discovery.digest(f.path)]
+        files = scan(self.directory, self.worktree, self.project)
+        return [f.path for f in files if self._accepted.get(f.path) != digest(f.path)]
 
     def accept(self, paths: list[Path]) -> None:
         """Let these files (as they are now) load; ``reload`` then loads them."""
         with self._lock:
             if self._accepted is not None:
-                self._accepted.update({path: discovery.digest(path) for path in paths})
+                self._accepted.update({path: digest(path) for path in paths})
 
     def _reload(self) -> bool:
-        files = discovery.scan(self.directory, self.worktree, self.project)
-        digests = {f.path: discovery.digest(f.path) for f in files}
+        files = scan(self.directory, self.worktree, self.project)
+        digests = {f.path: digest(f.path) for f in files}
         if self._accepted is not None:  # new or changed files wait for acceptance
             files = [f for f in files if self._accepted.get(f.path) == digests[f.path]]
             digests = {f.path: digests[f.path] for f in files}
-        eps = plugins.entry_points() if self.use_plugins else []
-        plugin_print = plugins.fingerprint(eps)
+        eps = entry_points() if self.use_plugins else []
+        plugin_print = fingerprint(eps)
         if digests == self._digests and plugin_print == self._plugin_print:
             return False
         previous = self._digests or {}
         self._reload_python([f for f in files if f.is_python], digests, previous)
         self._reload_node([f for f in files if not f.is_python], digests, previous)
         if plugin_print != self._plugin_print:
-            self._plugins = [(plugins.source(ep), _load_plugin(ep)) for ep in eps]
+            self._plugins = [(plugin_source(ep), _load_plugin(ep)) for ep in eps]
         self._digests, self._plugin_print = digests, plugin_print
         self._assemble(files)
         return True
@@ -135,10 +137,10 @@ class CustomTools:
         }
         loaded: dict[Path, _Loaded] = {}
         if changed_folders:  # the Python tool API (pydantic) only where such files are
-            from tools.custom import python_loader
+            from tools.custom.python_loader import forget_folder
 
             for folder in changed_folders:
-                python_loader.forget_folder(folder)
+                forget_folder(folder)
         for f in files:
             if f.path.parent in changed_folders or f.path not in self._python:
                 loaded[f.path] = _load_python(f.path)
@@ -237,10 +239,10 @@ class CustomTools:
 
 
 def _load_python(path: Path) -> _Loaded:
-    from tools.custom import python_loader
+    from tools.custom.python_loader import load_file
 
     try:
-        return _Loaded(tools=python_loader.load_file(path))
+        return _Loaded(tools=load_file(path))
     except LoadError as error:
         return _Loaded(problems=[LoadProblem(str(path), str(error))])
     except Exception as error:  # a bad schema, a bad name: still one file's problem
@@ -254,9 +256,9 @@ def _schema_failure(error: Exception) -> str:
 
 
 def _load_plugin(ep: Any) -> _Loaded:
-    source = plugins.source(ep)
+    source = plugin_source(ep)
     try:
-        return _Loaded(tools=plugins.load(ep))
+        return _Loaded(tools=plugin_tools(ep))
     except LoadError as error:
         return _Loaded(problems=[LoadProblem(source, str(error))])
     except Exception as error:
