@@ -221,9 +221,9 @@ def ripgrep(doctor: Doctor) -> Iterator[Check]:
 @check
 def js_runtime(doctor: Doctor) -> Iterator[Check]:
     """Which runtime serves JS/TS custom tools: Bun as in OpenCode, else Node.js."""
-    from tools.custom import node_host
+    from tools.custom.node_runtime import doctor_check
 
-    found = node_host.doctor_check()
+    found = doctor_check()
     yield Check(found["name"], found["ok"], found["detail"])
 
 

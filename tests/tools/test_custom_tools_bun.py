@@ -18,7 +18,7 @@ import pytest
 
 from tests.custom_tool_helpers import custom_ids, problems_of, write
 from tools import ToolHost
-from tools.custom import node_host
+from tools.custom import node_runtime
 
 pytestmark = pytest.mark.skipif(
     shutil.which("npm") is None or shutil.which("python3") is None,
@@ -101,9 +101,9 @@ def bun_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         patch.setenv("PATH", _path_without_bun())
         patch.delenv("TOOLHOST_BUN", raising=False)
         try:
-            node_host.ensure_bun()
-            node_host.ensure_cache()
-        except node_host.NodeUnavailable as error:
+            node_runtime.ensure_bun()
+            node_runtime.ensure_cache()
+        except node_runtime.NodeUnavailable as error:
             pytest.skip(f"Bun could not be installed from npm here: {error}")
     yield data
 
@@ -141,7 +141,7 @@ def make_host() -> Iterator[Any]:
 
 
 def test_bun_is_the_runtime_once_installed(bun_data: Path) -> None:
-    runtime = node_host.find_runtime(install=False)
+    runtime = node_runtime.find_runtime(install=False)
     assert runtime.kind == "bun"
     assert runtime.path.startswith(str(bun_data))
     assert runtime.version.startswith("1.")
@@ -204,7 +204,7 @@ async def test_without_node_modules_the_cache_supplies_the_packages(
 
 
 def test_the_doctor_check_names_bun(bun_data: Path) -> None:
-    check = node_host.doctor_check()
+    check = node_runtime.doctor_check()
     assert check["name"] == "js-runtime" and check["ok"] is True
     assert check["summary"].startswith("Bun 1.")
     assert "runs JS/TS custom tools, as in OpenCode" in check["detail"]
@@ -214,6 +214,6 @@ def test_the_doctor_check_says_when_node_serves(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("TOOLHOST_JS_RUNTIME", "node")
     if shutil.which("node") is None:
         pytest.skip("no node on PATH")
-    check = node_host.doctor_check()
+    check = node_runtime.doctor_check()
     assert check["ok"] is True and check["summary"].startswith("Node.js ")
     assert "Bun.* APIs fail" in check["detail"]

@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import RecordingEditor
 from tests.custom_tool_helpers import custom_ids, write
 from tools import ToolHost, config_from_opencode
-from tools.custom import node_host
+from tools.custom import node_host, node_runtime
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
@@ -368,7 +368,7 @@ async def test_without_node_modules_the_cache_supplies_the_packages(
     write(project / ".opencode" / "tools" / "greet.ts", GREET_TS)
     host = make_host(project)
     assert host.custom_problems == []
-    assert node_host.cache_ready()
+    assert node_runtime.cache_ready()
     assert (await host.execute("greet", {"name": "B"})).output == "你好，B！"
 
 

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.custom import discovery, plugins
-from tools.custom.discovery import ToolFile
+from tools.custom.discovery import ToolFile, digest, scan, watch_dirs
 from tools.custom.naming import LoadError, Named, check_id, tool_id
+from tools.custom.plugins import entry_points, fingerprint
+from tools.custom.plugins import load as plugin_tools
+from tools.custom.plugins import source as plugin_source
 from tools.tool import Tool
 
 if TYPE_CHECKING:
@@ -75,7 +77,7 @@ class CustomTools:
         self._accepted: dict[Path, str | None] | None = None
 
     def watch_dirs(self) -> list[Path]:
-        return discovery.watch_dirs(self.directory, self.worktree, self.project)
+        return watch_dirs(self.directory, self.worktree, self.project)
 
     def reload(self) -> bool:
         """Rescan; True when any tool file or the plugin list changed (and was reloaded)."""
@@ -95,30 +97,30 @@ class CustomTools:
         """Tool files on disk that are new or changed and not accepted yet."""
         if self._accepted is None:
             return []
-        files = discovery.scan(self.directory, self.worktree, self.project)
-        return [f.path for f in files if self._accepted.get(f.path) != discovery.digest(f.path)]
+        files = scan(self.directory, self.worktree, self.project)
+        return [f.path for f in files if self._accepted.get(f.path) != digest(f.path)]
 
     def accept(self, paths: list[Path]) -> None:
         """Let these files (as they are now) load; ``reload`` then loads them."""
         with self._lock:
             if self._accepted is not None:
-                self._accepted.update({path: discovery.digest(path) for path in paths})
+                self._accepted.update({path: digest(path) for path in paths})
 
     def _reload(self) -> bool:
-        files = discovery.scan(self.directory, self.worktree, self.project)
-        digests = {f.path: discovery.digest(f.path) for f in files}
+        files = scan(self.directory, self.worktree, self.project)
+        digests = {f.path: digest(f.path) for f in files}
         if self._accepted is not None:  # new or changed files wait for acceptance
             files = [f for f in files if self._accepted.get(f.path) == digests[f.path]]
             digests = {f.path: digests[f.path] for f in files}
-        eps = plugins.entry_points() if self.use_plugins else []
-        plugin_print = plugins.fingerprint(eps)
+        eps = entry_points() if self.use_plugins else []
+        plugin_print = fingerprint(eps)
         if digests == self._digests and plugin_print == self._plugin_print:
             return False
         previous = self._digests or {}
         self._reload_python([f for f in files if f.is_python], digests, previous)
         self._reload_node([f for f in files if not f.is_python], digests, previous)
         if plugin_print != self._plugin_print:
-            self._plugins = [(plugins.source(ep), _load_plugin(ep)) for ep in eps]
+            self._plugins = [(plugin_source(ep), _load_plugin(ep)) for ep in eps]
         self._digests, self._plugin_print = digests, plugin_print
         self._assemble(files)
         return True
@@ -136,10 +138,10 @@ class CustomTools:
         }
         loaded: dict[Path, _Loaded] = {}
         if changed_folders:  # the Python tool API (pydantic) only where such files are
-            from tools.custom import python_loader
+            from tools.custom.python_loader import forget_folder
 
             for folder in changed_folders:
-                python_loader.forget_folder(folder)
+                forget_folder(folder)
         for f in files:
             if f.path.parent in changed_folders or f.path not in self._python:
                 loaded[f.path] = _load_python(f.path)
@@ -163,24 +165,32 @@ class CustomTools:
         self._node_files = self._load_node(paths) if paths else {}
 
     def _load_node(self, paths: list[Path]) -> dict[Path, _Loaded]:
-        from tools.custom import node_host  # only where JS/TS tool files exist
+        # Imported here: only where JS/TS tool files exist.
+        from tools.custom.node_channel import HostFailed
+        from tools.custom.node_host import NodeHost
+        from tools.custom.node_runtime import (
+            NodeUnavailable,
+            ensure_cache,
+            find_runtime,
+            needs_cache,
+        )
 
         try:
-            runtime = node_host.find_runtime()
-        except node_host.NodeUnavailable as error:
+            runtime = find_runtime()
+        except NodeUnavailable as error:
             return {p: _Loaded(problems=[LoadProblem(str(p), str(error))]) for p in paths}
         if runtime.kind == "node":
             log.info("JS/TS custom tools run on %s", runtime.describe())
         cache_note = ""
-        if node_host.needs_cache(paths, runtime.kind):
+        if needs_cache(paths, runtime.kind):
             try:
-                node_host.ensure_cache()
-            except node_host.NodeUnavailable as error:
+                ensure_cache()
+            except NodeUnavailable as error:
                 cache_note = f" (installing @opencode-ai/plugin, zod and esbuild failed: {error})"
-        self._node = host = node_host.NodeHost(runtime, self.directory)
+        self._node = host = NodeHost(runtime, self.directory)
         try:
             answers = host.load(paths)
-        except node_host.HostFailed as error:
+        except HostFailed as error:
             return {p: _Loaded(problems=[LoadProblem(str(p), str(error))]) for p in paths}
         return {p: _from_answer(host, p, answers[p], cache_note) for p in paths}
 
@@ -230,10 +240,10 @@ class CustomTools:
 
 
 def _load_python(path: Path) -> _Loaded:
-    from tools.custom import python_loader
+    from tools.custom.python_loader import load_file
 
     try:
-        return _Loaded(tools=python_loader.load_file(path))
+        return _Loaded(tools=load_file(path))
     except LoadError as error:
         return _Loaded(problems=[LoadProblem(str(path), str(error))])
     except Exception as error:  # a bad schema, a bad name: still one file's problem
@@ -247,9 +257,9 @@ def _schema_failure(error: Exception) -> str:
 
 
 def _load_plugin(ep: Any) -> _Loaded:
-    source = plugins.source(ep)
+    source = plugin_source(ep)
     try:
-        return _Loaded(tools=plugins.load(ep))
+        return _Loaded(tools=plugin_tools(ep))
     except LoadError as error:
         return _Loaded(problems=[LoadProblem(source, str(error))])
     except Exception as error:
@@ -257,7 +267,7 @@ def _load_plugin(ep: Any) -> _Loaded:
 
 
 def _from_answer(host: NodeHost, path: Path, answer: dict[str, Any], cache_note: str) -> _Loaded:
-    from tools.custom import node_host
+    from tools.custom.node_tools import make_tool
 
     if answer.get("error"):
         return _Loaded(problems=[LoadProblem(str(path), str(answer["error"]) + cache_note)])
@@ -269,7 +279,7 @@ def _from_answer(host: NodeHost, path: Path, answer: dict[str, Any], cache_note:
         name = tool_id(path.stem, str(entry["export"]))
         try:
             check_id(name)
-            tool = node_host.make_tool(
+            tool = make_tool(
                 host, name, path, entry["export"], entry["description"], entry["parameters"]
             )
         except (LoadError, ValueError, KeyError, TypeError) as error:
