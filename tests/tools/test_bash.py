@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import RecordingEditor
 from tools.bash import process
+from tools.bash.shell import pick_shell, shell_argv
 from tools.builtin import bash as bash_module
 from tools.builtin.lazy import builtin_tools
 from tools.config.effective import Config, ToolOutputLimits
@@ -508,19 +509,19 @@ async def test_a_parse_failure_under_allow_rules_runs_and_reports_the_error(
 )
 def test_the_shell_is_shell_unless_it_is_not_posix(monkeypatch, shell, expected) -> None:
     monkeypatch.setenv("SHELL", shell)
-    assert bash_module.pick_shell() == expected
+    assert pick_shell() == expected
 
 
 def test_startup_files_are_skipped() -> None:
-    assert bash_module.shell_argv("ls", "/bin/bash") == [
+    assert shell_argv("ls", "/bin/bash") == [
         "/bin/bash",
         "--noprofile",
         "--norc",
         "-c",
         "ls",
     ]
-    assert bash_module.shell_argv("ls", "/usr/bin/zsh") == ["/usr/bin/zsh", "-f", "-c", "ls"]
-    assert bash_module.shell_argv("ls", "/bin/dash") == ["/bin/dash", "-c", "ls"]
+    assert shell_argv("ls", "/usr/bin/zsh") == ["/usr/bin/zsh", "-f", "-c", "ls"]
+    assert shell_argv("ls", "/bin/dash") == ["/bin/dash", "-c", "ls"]
 
 
 def test_the_tool_declares_itself_as_destructive_execution() -> None:

@@ -7,7 +7,7 @@ routes: ``sudo rm``, ``env rm``, ``/bin/rm``, ``\\rm``, ``bash -c 'rm x'``,
 command through them:
 
 - **wrappers**, programs whose arguments name another program to run: their
-  handler (``tools.bash.handlers``) skips their options and returns the program
+  handler (``tools.bash.programs``) skips their options and returns the program
   they start, which becomes the next **stage** of the command:
   ``sudo -u root env FOO=1 rm -rf x`` runs sudo, then env, then rm;
 - **shell code in a string** (``bash -c``, ``watch``, ``trap``, ``su -c``, ``alias``
@@ -37,7 +37,7 @@ from pathlib import Path
 
 from tools.bash.commands import Analysis, Effective, Stage, State, guess_programs
 from tools.bash.constructs import special_variable
-from tools.bash.handlers import HANDLERS
+from tools.bash.programs import HANDLERS
 from tools.bash.shell_parse import Arg, CommandLine, ParsedCommand, analyse
 
 MAX_DEPTH = 8  # nested shell strings followed; deeper is unknown

@@ -1,0 +1,93 @@
+"""One bash call's sandbox: what the supervisor can enforce here, the plan built from
+the config and the session's rules, and, after a write the sandbox stopped, the
+folders to offer and the note on the run that followed."""
+
+from __future__ import annotations
+
+import logging
+
+from tools.bash import process
+from tools.bash.commands import unique
+from tools.bash.sandbox import client as sandbox_client
+from tools.bash.sandbox import denials as sandbox_denials
+from tools.bash.sandbox import settings as sandbox_settings
+from tools.bash.sandbox.plan import Plan
+from tools.bash.sandbox.plan import decide as decide_plan
+from tools.bash.sandbox.probe import Support
+from tools.context import ToolContext
+from tools.permission import Rule, wildcard_match
+
+log = logging.getLogger("toolhost.bash")
+
+
+async def support_here() -> Support | None:
+    """What the sandbox can enforce here (starting its supervisor on first use)."""
+    try:
+        return (await sandbox_client.running()).support
+    except (sandbox_client.SupervisorError, OSError):
+        log.warning("the sandbox supervisor could not start", exc_info=True)
+        return None
+
+
+def plan_for(ctx: ToolContext, support: Support | None, extra: list[str]) -> Plan:
+    """The call's plan; ``extra`` are outside directories it may also write to."""
+    policy = sandbox_settings.policy(
+        ctx.host.config,
+        worktree=ctx.worktree,
+        directory=ctx.directory,
+        rules=_sandbox_rules(ctx),
+        extra_writable=extra,
+    )
+    return decide_plan(policy, support)
+
+
+def _sandbox_rules(ctx: ToolContext) -> list[Rule]:
+    """The rules the sandbox reads directories from (``external_directory``, ``read``).
+
+    A sub-agent's session has several sides (``tools.agents.policy``): a directory is
+    writable only when every side allows it, and unreadable when any side denies it.
+    """
+    wanted = ("external_directory", "read")
+    sides = [
+        [r for r in side if any(wildcard_match(p, r.permission) for p in wanted)]
+        for side in ctx.rule_sides()
+    ]
+    if len(sides) == 1:
+        return sides[0]
+    allowed = set.intersection(
+        *(
+            set(sandbox_settings.literal_paths(side, "external_directory", "allow"))
+            for side in sides
+        )
+    )
+    denied = unique(
+        p for side in sides for p in sandbox_settings.literal_paths(side, "read", "deny")
+    )
+    return [
+        *(Rule("external_directory", f"{p}/*", "allow") for p in sorted(allowed)),
+        *(Rule("read", p, "deny") for p in denied),
+    ]
+
+
+def directories_to_offer(blocked: list[sandbox_denials.Blocked], plan: Plan) -> list[str]:
+    """The folders outside the project the sandbox stopped writes to, each once, that a
+    person may make writable for a second run."""
+    found: list[str] = []
+    for item in blocked:
+        if item.kind != "outside":
+            continue
+        directory = sandbox_denials.directory_to_allow(item.path)
+        if directory is not None and directory not in found and directory not in plan.writable:
+            found.append(directory)
+    return found
+
+
+def rerun_note(directories: list[str], first: process.Finished) -> str:
+    """The note that the output is a second run's, with ``directories`` writable."""
+    shown = ", ".join(directories)
+    return (
+        f"The sandbox stopped a write to {shown} on the first run (exit "
+        f"{first.exit}); the user allowed writing there, so the command ran a second time, "
+        "and the output above is the second run's. Anything the first run did inside the "
+        "project was done twice."
+    )
