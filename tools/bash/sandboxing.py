@@ -15,7 +15,7 @@ from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.plan import decide as decide_plan
 from tools.bash.sandbox.probe import Support
 from tools.context import ToolContext
-from tools.permission import Rule, wildcard_match
+from tools.permission.rules import Rule, wildcard_match
 
 log = logging.getLogger("toolhost.bash")
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from tools.arguments import Arguments
+from tools.arguments.model import Arguments
 from tools.bash import process
 from tools.bash.asks import allow_writing, ask_to_run
 from tools.bash.sandbox import denials as sandbox_denials
@@ -65,7 +65,7 @@ from tools.bash.shell import shell_argv, shell_env
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
-from tools.paths import resolve
+from tools.fsio.paths import resolve
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 from tools.truncation import truncate_tail

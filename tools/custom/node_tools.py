@@ -9,12 +9,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tools.arguments.schema import normalise_json_schema
 from tools.context import ToolContext
 from tools.custom.node_channel import HostFailed
 from tools.custom.node_host import NodeHost
 from tools.errors import ToolError
 from tools.result import ToolResult
-from tools.schema import normalise_json_schema
 from tools.tool import Tool, coerce_result, define
 
 log = logging.getLogger("toolhost.custom.node")
