@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from tools.arguments.model import Arguments
 from tools.changes import diagnostics
-from tools.changes.commit import commit_file, locked
-from tools.changes.load import (
-    BOM_CHAR,
-    EMPTY_OLD_STRING,
-    apply_edit,
-    load,
-    load_existing,
-    require_path,
-    whole_text,
-)
+from tools.changes.load import BOM_CHAR, EMPTY_OLD_STRING, apply_edit, whole_text
 from tools.changes.replacers import IDENTICAL
+from tools.changes.single import NewText, change_file
 from tools.context import ToolContext
 from tools.errors import ToolError
+from tools.fsio import TextFile
 from tools.fsio.paths import relative
-from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 
@@ -41,26 +34,27 @@ class EditParams(Arguments):
 
 
 async def execute(args: EditParams, ctx: ToolContext) -> ToolResult:
-    path = require_path(args.filePath, ctx)
-    if args.oldString == args.newString:
+    if args.filePath and args.oldString == args.newString:
         raise ToolError(IDENTICAL)
-    await assert_external_directory(ctx, path, "file")
-    async with locked(ctx, [path]):
-        bom = False
+
+    async def transform(path: Path, before: TextFile | None) -> NewText:
         if args.oldString == "":
             # Only a new file: OpenCode 1.18.33 refuses to overwrite an existing one.
-            before, unsaved = await load(ctx, path)
             if before is not None:
                 raise ToolError(EMPTY_OLD_STRING)
-            after, _ = whole_text(None, args.newString)
-            bom = args.newString.startswith(BOM_CHAR)
-        else:
-            before, unsaved = await load_existing(ctx, path)
-            ctx.session.assert_fresh(path)
-            after, _ = await ctx.run_blocking(
-                apply_edit, before.text, args.oldString, args.newString, args.replaceAll
-            )
-        committed = await commit_file(ctx, path, before, after, unsaved, bom=bom)
+            text, _ = whole_text(None, args.newString)
+            return NewText(text, bom=args.newString.startswith(BOM_CHAR))
+        assert before is not None  # existing="existing"
+        text, _ = await ctx.run_blocking(
+            apply_edit, before.text, args.oldString, args.newString, args.replaceAll
+        )
+        return NewText(text)
+
+    creates = args.oldString == ""
+    changed = await change_file(
+        ctx, args.filePath, transform, existing="new" if creates else "existing"
+    )
+    path, committed = changed.path, changed.committed
     return ToolResult(
         title=relative(path, ctx.worktree),
         output=OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text,

@@ -13,22 +13,13 @@ from typing import Annotated, Any
 
 from tools.arguments.model import Arguments, NonEmpty
 from tools.changes import diagnostics
-from tools.changes.commit import commit_file, locked
-from tools.changes.load import (
-    BOM_CHAR,
-    EMPTY_OLD_STRING,
-    apply_edit,
-    load,
-    load_existing,
-    require_path,
-    whole_text,
-)
+from tools.changes.load import BOM_CHAR, EMPTY_OLD_STRING, apply_edit, whole_text
 from tools.changes.replacers import IDENTICAL
+from tools.changes.single import NewText, change_file
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.fsio import TextFile
 from tools.fsio.paths import relative
-from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 
@@ -85,23 +76,23 @@ def apply_all(
 
 
 async def execute(args: MultiEditParams, ctx: ToolContext) -> ToolResult:
-    path = require_path(args.filePath, ctx)
-    await assert_external_directory(ctx, path, "file")
     creates = args.edits[0].oldString == ""
-    rel = relative(path, ctx.worktree)
-    async with locked(ctx, [path]):
-        if creates:
-            before, unsaved = await load(ctx, path)
-        else:
-            before, unsaved = await load_existing(ctx, path)
-            ctx.session.assert_fresh(path)
-        after, results = await ctx.run_blocking(apply_all, path, before, args.edits)
+    results: list[dict[str, Any]] = []
+
+    async def transform(path: Path, before: TextFile | None) -> NewText:
+        nonlocal results
+        text, results = await ctx.run_blocking(apply_all, path, before, args.edits)
         bom = creates and before is None and args.edits[0].newString.startswith(BOM_CHAR)
-        committed = await commit_file(ctx, path, before, after, unsaved, bom=bom)
+        return NewText(text, bom=bom)
+
+    changed = await change_file(
+        ctx, args.filePath, transform, existing="new" if creates else "existing"
+    )
+    path, committed = changed.path, changed.committed
     metadata = committed.metadata
     metadata.update(filepath=str(path), results=results)
     output = OUTPUT + diagnostics.edit_notice(path, committed.diagnostics) + committed.note_text
-    return ToolResult(title=rel, output=output, metadata=metadata)
+    return ToolResult(title=relative(path, ctx.worktree), output=output, metadata=metadata)
 
 
 tool = define(

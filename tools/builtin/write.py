@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from tools.arguments.model import Arguments
 from tools.changes import diagnostics
-from tools.changes.commit import commit_file, locked
-from tools.changes.load import BOM_CHAR, load, require_path, whole_text
+from tools.changes.load import BOM_CHAR, whole_text
+from tools.changes.single import NewText, change_file
 from tools.context import ToolContext
+from tools.fsio import TextFile
 from tools.fsio.paths import relative
-from tools.permission.external import assert_external_directory
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 
@@ -24,22 +25,21 @@ class WriteParams(Arguments):
 
 
 async def execute(args: WriteParams, ctx: ToolContext) -> ToolResult:
-    path = require_path(args.filePath, ctx)
-    await assert_external_directory(ctx, path, "file")
-    rel = relative(path, ctx.worktree)
-    async with locked(ctx, [path]):
-        before, unsaved = await load(ctx, path)
-        if before is not None:
-            ctx.session.assert_fresh(path)
-        after, bom_discarded = whole_text(before, args.content)
-        bom = args.content.startswith(BOM_CHAR)  # kept only by a new file
-        committed = await commit_file(ctx, path, before, after, unsaved, other_files=True, bom=bom)
+    bom_discarded = False
+
+    async def transform(path: Path, before: TextFile | None) -> NewText:
+        nonlocal bom_discarded
+        text, bom_discarded = whole_text(before, args.content)
+        return NewText(text, bom=args.content.startswith(BOM_CHAR))  # kept only by a new file
+
+    changed = await change_file(ctx, args.filePath, transform, existing="either", other_files=True)
+    path, committed = changed.path, changed.committed
     metadata = committed.metadata
-    metadata.update(filepath=str(path), exists=before is not None)
+    metadata.update(filepath=str(path), exists=changed.before is not None)
     if bom_discarded:
         metadata["bomDiscarded"] = True
     return ToolResult(
-        title=rel,
+        title=relative(path, ctx.worktree),
         output="Wrote file successfully."
         + diagnostics.write_notice(path, committed.diagnostics)
         + committed.note_text,
