@@ -36,7 +36,7 @@ from tools.permission import PermissionReply, PermissionRequest, ReplyKind
 if TYPE_CHECKING:
     from server.app import ToolhostServer
     from tools.changes.changeset import PreparedChange
-    from tools.changes.diff import PositionEncoding
+    from tools.changes.positions import PositionEncoding
     from tools.context import ToolContext
 
 log = logging.getLogger("toolhost.bridge")

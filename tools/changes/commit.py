@@ -37,17 +37,11 @@ from typing import TYPE_CHECKING, Any
 from tools import protected
 from tools.changes import diagnostics, failures, review
 from tools.changes.changeset import ChangeSet, FileChange, PreparedChange, new_text
-from tools.changes.diff import (
-    FileDiff,
-    create_file_edit,
-    delete_file_edit,
-    diff_texts,
-    trim_diff,
-    workspace_edit,
-)
+from tools.changes.diff import FileDiff, diff_texts, trim_diff
 from tools.changes.load import single_file
 from tools.changes.rebase import Rebased
 from tools.changes.transaction import Transaction, TransactionFailed
+from tools.changes.workspace_edit import create_file_edit, delete_file_edit, workspace_edit
 from tools.editor import EditorRefusal
 from tools.errors import ToolError
 from tools.fsio import TextFile

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.changes.changeset import ChangeSet, FileChange
-from tools.changes.diff import diff_texts, split_lines
+from tools.changes.diff import diff_texts
 from tools.changes.hunks import Hunk, apply_hunks, parse_hunks
+from tools.changes.line_match import split_lines
 from tools.changes.rebase import Rebased, rebase
 from tools.errors import PermissionRejectedError
 from tools.fsio import read_text
