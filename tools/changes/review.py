@@ -18,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tools.changes.changeset import ChangeSet, FileChange
+from tools.changes.changeset import ChangeSet, Described, FileChange
 from tools.changes.diff import diff_texts
 from tools.changes.hunks import Hunk, apply_hunks, parse_hunks
 from tools.changes.line_match import split_lines
@@ -29,9 +29,6 @@ from tools.errors import PermissionRejectedError
 from tools.fsio import read_text
 from tools.paths import relative
 from tools.permission import PermissionReply
-
-if TYPE_CHECKING:
-    from tools.changes.commit import Described
 
 CONTEXT_LINES = 3
 MAX_SHOWN_LINES = 40
