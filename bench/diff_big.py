@@ -109,7 +109,8 @@ async def time_write(root: Path, target: Path, texts: tuple[str, str], reps: int
 
 
 async def run(quick: bool) -> list[Row]:
-    from tools.changes.diff import apply_text_edits, diff_texts
+    from tools.changes.diff import diff_texts
+    from tools.changes.positions import apply_text_edits
 
     reps = 3 if quick else 7
     rng = random.Random(42)

@@ -21,7 +21,7 @@ from tools.fsio.paths import relative
 if TYPE_CHECKING:
     from server.client import EditorClient
     from tools.changes.changeset import PreparedChange
-    from tools.changes.diff import PositionEncoding
+    from tools.changes.positions import PositionEncoding
 
 log = logging.getLogger("toolhost.bridge")
 

@@ -14,7 +14,7 @@ from tests.conftest import RecordingEditor, Runner
 from tests.tools.helpers import ask_for_edits, make
 from tools.abort import Aborted
 from tools.builtin import apply_patch
-from tools.changes.diff import apply_text_edits
+from tools.changes.positions import apply_text_edits
 from tools.changes.transaction import Transaction, TransactionFailed
 from tools.config.opencode import config_from_opencode
 from tools.host import ToolHost

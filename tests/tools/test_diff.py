@@ -10,17 +10,10 @@ import unidiff
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.changes.diff import (
-    FileDiff,
-    apply_text_edits,
-    create_file_edit,
-    delete_file_edit,
-    diff_texts,
-    line_opcodes,
-    split_lines,
-    trim_diff,
-    workspace_edit,
-)
+from tools.changes.diff import FileDiff, diff_texts, trim_diff
+from tools.changes.line_match import line_opcodes, split_lines
+from tools.changes.positions import apply_text_edits
+from tools.changes.workspace_edit import create_file_edit, delete_file_edit, workspace_edit
 
 # --------------------------------------------------------------------------
 # helpers

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import RecordingEditor, Runner
 from tests.tools.helpers import ask_for_edits, make
 from tools.builtin import edit, multiedit, write
-from tools.changes.diff import apply_text_edits
+from tools.changes.positions import apply_text_edits
 from tools.host import ToolHost
 from tools.result import ToolResult
 

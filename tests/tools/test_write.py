@@ -14,7 +14,7 @@ from tests.conftest import RecordingEditor, Runner
 from tests.tools.helpers import ask_for_edits, make, mark_read
 from tools.builtin import edit, multiedit, write
 from tools.changes import transaction
-from tools.changes.diff import apply_text_edits
+from tools.changes.positions import apply_text_edits
 from tools.host import ToolHost
 from tools.result import ToolResult
 

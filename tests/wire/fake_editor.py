@@ -31,7 +31,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.wire.conftest import WireClient, serve_to
-from tools.changes.diff import PositionEncoding, apply_text_edits
+from tools.changes.positions import PositionEncoding, apply_text_edits
 
 UNDEFINED = re.compile(r"ERR\((\w+)\)")
 USES = re.compile(r"USES (\S+) (\w+)")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from tools.arguments.model import Arguments, AtLeast
-from tools.changes.diff import position_units
+from tools.changes.positions import position_units
 from tools.context import ToolContext
 from tools.errors import NotFoundError
 from tools.fsio.paths import relative, resolve

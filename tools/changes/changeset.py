@@ -71,6 +71,16 @@ def new_text(path: Path, before: TextFile | None, text: str, *, bom: bool = Fals
 
 
 @dataclass
+class Described:
+    """One change with what ``commit.describe`` made of it: the ask and the metadata show it."""
+
+    change: FileChange
+    diff: FileDiff
+    unified: str  # the diff text, with rename headers for a move
+    document_changes: list[dict[str, Any]]
+
+
+@dataclass
 class ChangeSet:
     changes: list[FileChange]
     # Paths whose ``before`` is an editor buffer's unsaved text, not the disk's.

@@ -35,18 +35,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.changes import diagnostics, failures, review
-from tools.changes.changeset import ChangeSet, FileChange, PreparedChange, new_text
-from tools.changes.diff import (
-    FileDiff,
-    create_file_edit,
-    delete_file_edit,
-    diff_texts,
-    trim_diff,
-    workspace_edit,
-)
+from tools.changes.changeset import ChangeSet, Described, FileChange, PreparedChange, new_text
+from tools.changes.diff import FileDiff, diff_texts, trim_diff
 from tools.changes.load import single_file
 from tools.changes.rebase import Rebased
 from tools.changes.transaction import Transaction, TransactionFailed
+from tools.changes.workspace_edit import create_file_edit, delete_file_edit, workspace_edit
 from tools.editor import EditorRefusal
 from tools.errors import ToolError
 from tools.fsio import TextFile
@@ -80,29 +74,6 @@ async def locked(ctx: ToolContext, paths: Iterable[Path]) -> AsyncIterator[None]
 
 
 # --- 1. describe ----------------------------------------------------------------------------
-
-
-@dataclass
-class Described:
-    change: FileChange
-    diff: FileDiff
-    unified: str  # the diff text, with rename headers for a move
-    document_changes: list[dict[str, Any]]
-
-    def entry(self, worktree: Path) -> dict[str, Any]:
-        """The file's line in ``metadata.files``."""
-        change = self.change
-        item: dict[str, Any] = {
-            "filePath": str(change.path),
-            "relativePath": relative(change.target, worktree),
-            "type": change.kind,
-            "patch": self.unified,
-            "additions": self.diff.additions,
-            "deletions": self.diff.deletions,
-        }
-        if change.move_to is not None:
-            item["movePath"] = str(change.move_to)
-        return item
 
 
 def describe(change: FileChange, worktree: Path) -> Described:
@@ -142,6 +113,22 @@ def _rename_diff(unified: str, src: str, dest: str) -> str:
     if body.startswith(files):
         body = f"--- a/{src}\n+++ b/{dest}\n" + body[len(files) :]
     return f"{header}rename from {src}\nrename to {dest}\n{body}"
+
+
+def _file_entry(described: Described, worktree: Path) -> dict[str, Any]:
+    """The file's line in ``metadata.files``."""
+    change = described.change
+    item: dict[str, Any] = {
+        "filePath": str(change.path),
+        "relativePath": relative(change.target, worktree),
+        "type": change.kind,
+        "patch": described.unified,
+        "additions": described.diff.additions,
+        "deletions": described.diff.deletions,
+    }
+    if change.move_to is not None:
+        item["movePath"] = str(change.move_to)
+    return item
 
 
 async def _describe_all(ctx: ToolContext, changeset: ChangeSet) -> list[Described]:
@@ -218,7 +205,7 @@ async def _ask(
             "diff": "\n".join(trim_diff(d.unified) for d in described if d.unified),
             # The exact change, so a client can preview the proposed text, not rebuild it.
             "edit": {"documentChanges": [dc for d in described for dc in d.document_changes]},
-            "files": [d.entry(ctx.worktree) for d in described],
+            "files": [_file_entry(d, ctx.worktree) for d in described],
             **plan.metadata(ctx.worktree),
             **ask_metadata,
             **extra,
@@ -534,7 +521,7 @@ async def commit(
         else:
             ctx.session.record_read(path)  # a deleted path loses its stamp
     new = await watch.introduced()
-    files = [d.entry(ctx.worktree) for d in described]
+    files = [_file_entry(d, ctx.worktree) for d in described]
     metadata = {
         "diff": "\n".join(d.unified for d in described if d.unified),
         "filediff": [

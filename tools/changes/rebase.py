@@ -7,7 +7,7 @@ where the buffer and the disk agree.  Where an agent hunk touches or borders lin
 the user changed and has not saved, there is no honest way to split the two: that
 is an overlap, and the person decides (see ``tools.changes.commit``).
 
-Our own patience-anchored differ (``diff.line_opcodes``) does the diffing, so the
+Our own patience-anchored differ (``line_match.line_opcodes``) does the diffing, so the
 regions are the ones the review shows; a general three-way merge library (such as
 ``merge3``, built on difflib's SequenceMatcher) is slower on big files and would not
 tell us the overlapping lines for the prompt.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.changes.diff import line_opcodes, split_lines
+from tools.changes.line_match import line_opcodes, split_lines
 
 
 @dataclass(frozen=True)

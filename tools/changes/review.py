@@ -18,19 +18,17 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tools.changes.changeset import ChangeSet, FileChange
-from tools.changes.diff import diff_texts, split_lines
+from tools.changes.changeset import ChangeSet, Described, FileChange
+from tools.changes.diff import diff_texts
 from tools.changes.hunks import Hunk, apply_hunks, parse_hunks
+from tools.changes.line_match import split_lines
 from tools.changes.rebase import Rebased, rebase
 from tools.errors import PermissionRejectedError
 from tools.fsio import read_text
 from tools.fsio.paths import relative
 from tools.permission.asks import PermissionReply
-
-if TYPE_CHECKING:
-    from tools.changes.commit import Described
 
 CONTEXT_LINES = 3
 MAX_SHOWN_LINES = 40
