@@ -57,7 +57,7 @@ def generate_tree(root: Path, *, top: int = 16, mid: int = 16, leaves: int = 80)
     return count
 
 
-# Exactly the flags tools/builtin/grep.py and glob.py pass (tools/rg.py adds --no-config).
+# Exactly the flags tools/builtin/grep.py and glob.py pass (tools/fsio/rg.py adds --no-config).
 def grep_argv(rg: str, root: Path) -> list[str]:
     return [
         rg,

@@ -16,7 +16,7 @@ served restricted: its config only restricts, its tools are not loaded, and ever
 tool but the read-only ones asks.  ``--trusted`` trusts it for one command;
 ``toolhost trust`` records it as trusted (until one of those files changes).
 
-``doctor`` lists what works here for that project (tools/doctor.py): the sandbox and
+``doctor`` lists what works here for that project (server/doctor.py): the sandbox and
 what the kernel enforces, the config, the programs the tools need.
 
 Exit codes: 0 success, 1 the tool reported an error (``isError``) or a doctor check

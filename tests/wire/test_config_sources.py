@@ -19,7 +19,7 @@ from tests.wire.conftest import (
     run_toolhost,
 )
 
-# The folder's own config applies only in a trusted folder (tools/trust.py): these
+# The folder's own config applies only in a trusted folder (tools/permission/trust.py): these
 # clients are an editor that trusts it.
 TRUSTED = {"trusted": True}
 ASKING = {"editor": {"permissionAsk": True}, **TRUSTED}

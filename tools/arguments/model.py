@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 from tools.arguments.plain import plain_check
 
-STORE = Path(__file__).with_name("builtin") / "arguments.json"
+STORE = Path(__file__).parent.parent / "builtin" / "arguments.json"
 # The default factories a stored schema may name (a field's ``= field(default_factory=...)``).
 _FACTORIES: dict[str, Callable[[], Any]] = {"list": list, "dict": dict}
 # pydantic's refs end in the class's id(), which changes from run to run.

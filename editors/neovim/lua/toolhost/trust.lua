@@ -9,7 +9,7 @@
 -- A folder with none of those files is not asked about: there is nothing to trust.
 local M = {}
 
--- The files that decide what the agent may do (the sidecar's tools/trust.py).
+-- The files that decide what the agent may do (the sidecar's tools/permission/trust.py).
 M.project_files = { "opencode.json", "opencode.jsonc", "tools.yaml", ".opencode" }
 
 ---@param root string
