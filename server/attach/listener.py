@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import secrets
@@ -31,6 +32,7 @@ from server.documents import uri_to_path
 from server.lockkeeper import LockKeeper
 
 if TYPE_CHECKING:
+    from server.options import InitOptions
     from server.sidecar import ToolhostServer
 
 log = logging.getLogger("toolhost.attach")
@@ -203,17 +205,28 @@ class AttachedClient:
 
     def _bridge(self, message_id: str) -> Any:
         """The editor connection's bridge, with this caller's progress sent to it."""
-        from server.bridge import LspEditorBridge
+        return socket_call_bridge()(self.peer, self.server, self.server.state.options, message_id)
 
-        peer = self.peer
 
-        class SocketCallBridge(LspEditorBridge):
-            def notify_update(self, update: dict[str, Any]) -> None:
-                if self.message_id:
-                    update = {"messageID": self.message_id, **update}
-                peer.notify("tools/update", update)
+@functools.cache
+def socket_call_bridge() -> Any:
+    """The bridge class of a call over the socket, made once (the bridge module loads the
+    tool framework, which a sidecar that is never attached to need not import)."""
+    from server.bridge import LspEditorBridge
 
-        return SocketCallBridge(self.server, self.server.state.options, None, message_id)
+    class SocketCallBridge(LspEditorBridge):
+        def __init__(
+            self, peer: Peer, server: ToolhostServer, options: InitOptions, message_id: str
+        ) -> None:
+            super().__init__(server, options, None, message_id)
+            self.peer = peer
+
+        def notify_update(self, update: dict[str, Any]) -> None:
+            if self.message_id:
+                update = {"messageID": self.message_id, **update}
+            self.peer.notify("tools/update", update)
+
+    return SocketCallBridge
 
 
 @contextlib.contextmanager
