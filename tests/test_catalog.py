@@ -47,6 +47,7 @@ def test_listing_and_running_read_imports_no_other_tool() -> None:
         "root = pathlib.Path(tempfile.mkdtemp()); (root / 'a.txt').write_text('x\\n')\n"
         "host = ToolHost(root)\n"
         "wire = [t.to_wire() for t in host.registry.tools if t.id != 'skill']\n"
+        "offered = host.offered()  # what tools/list does: the conditional tools decide\n"
         "result = asyncio.run(host.execute('read', {'filePath': str(root / 'a.txt')}))\n"
         "assert not result.is_error, result.output\n"
         "loaded = sorted(m.split('.')[-1] for m in sys.modules if m.startswith('tools.builtin.'))\n"
@@ -57,8 +58,9 @@ def test_listing_and_running_read_imports_no_other_tool() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
     )
     builtins, heavy = [*done.stdout.splitlines(), "", ""][:2]
-    # Not even the invalid tool, until a call needs it (``lazy`` is the catalogue itself).
-    assert builtins.split() == ["lazy", "read"]
+    # Not even the invalid tool, until a call needs it (``lazy`` is the catalogue itself;
+    # the conditional tools are asked whether they are offered, and skill describes itself).
+    assert builtins.split() == ["lazy", "read", "skill", "task", "websearch"]
     assert heavy == ""
 
 
