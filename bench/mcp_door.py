@@ -62,16 +62,7 @@ async def first_call(
 
 
 async def spawn(argv: list[str], root: Path, env: dict[str, str]) -> McpClient:
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=root,
-        env=env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        limit=1 << 24,
-    )
-    return McpClient(proc)
+    return await McpClient.spawn(argv, root, env)
 
 
 async def round_trips(
@@ -103,12 +94,7 @@ async def run(quick: bool) -> list[Row]:
     spawns = 6 if quick else 20
     calls = 300 if quick else 2000
     blocks = 6 if quick else 10
-    package = _npm.ensure(
-        "mcp-filesystem",
-        "@modelcontextprotocol/server-filesystem@2026.8.31",
-        marker="node_modules/@modelcontextprotocol/server-filesystem/package.json",
-    )
-    theirs_argv = [str(package / "node_modules" / ".bin" / "mcp-server-filesystem")]
+    theirs_argv = [str(_npm.filesystem_server())]
     with tempfile.TemporaryDirectory(prefix="bench-mcp-door-") as tmp:
         scratch = Path(tmp).resolve()
         root = scratch / "project"

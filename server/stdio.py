@@ -111,7 +111,22 @@ def _strict_length(block: bytes, names: frozenset[bytes]) -> tuple[int | None, s
     return (None, problem) if problem is not None else content_length(fields)
 
 
-class FrameReader(asyncio.Protocol):
+class StreamEnd(asyncio.Protocol):
+    """An incoming stream whose end is awaitable: ``closed`` resolves when it ends."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class FrameReader(StreamEnd):
     """Cuts the incoming byte stream into bodies as data arrives.
 
     Parsing inside ``data_received`` (rather than in a reader task) saves an event
@@ -119,11 +134,10 @@ class FrameReader(asyncio.Protocol):
     """
 
     def __init__(self, sink: Receiver) -> None:
+        super().__init__()
         self.sink = sink
-        self.buffer = bytearray()
         self.length: int | None = None  # the body length, once its header is read
         self.resyncing = False  # after a reported fault, skipped bytes are not re-reported
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -139,13 +153,6 @@ class FrameReader(asyncio.Protocol):
         self.buffer.clear()
         self._close()
         return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._close()
-
-    def _close(self) -> None:
-        if not self.closed.done():
-            self.closed.set_result(None)
 
     def header(self, block: bytes) -> tuple[int | None, str | None, bool]:
         """Parse one header block (a subclass may accept more, or less)."""

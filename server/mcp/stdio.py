@@ -16,26 +16,33 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from server.mcp.backend import Backend
 from server.mcp.lean import LeanMcp, opens_a_handshake
-from server.stdio import BlockingWriter, PipeWriter, open_writer, private_stdio, read_into
+from server.stdio import (
+    BlockingWriter,
+    PipeWriter,
+    StreamEnd,
+    open_writer,
+    private_stdio,
+    read_into,
+)
 
 log = logging.getLogger("toolhost.mcp")
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a line past this is not a message anyone sends
 
 
-class LineReader(asyncio.Protocol):
+class LineReader(StreamEnd):
     """Cuts the byte stream into lines as data arrives and hands each to ``deliver``."""
 
     def __init__(self, deliver: Callable[[bytes], None]) -> None:
+        super().__init__()
         self.deliver = deliver
-        self.buffer = bytearray()
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -54,12 +61,16 @@ class LineReader(asyncio.Protocol):
         self._close()
         return False
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._close()
 
-    def _close(self) -> None:
-        if not self.closed.done():
-            self.closed.set_result(None)
+@dataclass
+class Connection:
+    """The client's stdio once its first line is in: the lines that came after it are
+    queued until a door takes them."""
+
+    writer: PipeWriter | BlockingWriter
+    reader: LineReader
+    opening: bytes
+    later: asyncio.Queue[bytes | None]
 
 
 async def serve_stdio(backend: Backend) -> None:
@@ -82,10 +93,11 @@ async def serve_stdio(backend: Backend) -> None:
     opening = await _first_line(first, reader)
     if opening is None:
         return
+    connection = Connection(writer, reader, opening, later)
     if os.environ.get("TOOLHOST_MCP_ENGINE") != "sdk" and opens_a_handshake(_json(opening)):
-        await _serve_lean(backend, writer, reader, opening, later)
+        await _serve_lean(backend, connection)
     else:
-        await _serve_sdk(backend, writer, reader, opening, later)
+        await _serve_sdk(backend, connection)
 
 
 async def _first_line(first: asyncio.Future[bytes], reader: LineReader) -> bytes | None:
@@ -101,24 +113,18 @@ def _json(line: bytes) -> Any:
         return None
 
 
-async def _serve_lean(
-    backend: Backend,
-    writer: PipeWriter | BlockingWriter,
-    reader: LineReader,
-    opening: bytes,
-    later: asyncio.Queue[bytes | None],
-) -> None:
-    door = LeanMcp(backend, _guarded(writer))
-    reader.deliver = door.receive_line
-    door.receive_line(opening)
-    while not later.empty():
-        line = later.get_nowait()
+async def _serve_lean(backend: Backend, connection: Connection) -> None:
+    door = LeanMcp(backend, _guarded(connection.writer))
+    connection.reader.deliver = door.receive_line
+    door.receive_line(connection.opening)
+    while not connection.later.empty():
+        line = connection.later.get_nowait()
         if line is not None:
             door.receive_line(line)
-    await reader.closed
+    await connection.reader.closed
     door.close()
     await door.wind_down()
-    await writer.drain()
+    await connection.writer.drain()
 
 
 def _guarded(writer: PipeWriter | BlockingWriter) -> Callable[[bytes], None]:
@@ -131,22 +137,17 @@ def _guarded(writer: PipeWriter | BlockingWriter) -> Callable[[bytes], None]:
     return write
 
 
-async def _serve_sdk(
-    backend: Backend,
-    writer: PipeWriter | BlockingWriter,
-    reader: LineReader,
-    opening: bytes,
-    later: asyncio.Queue[bytes | None],
-) -> None:
+async def _serve_sdk(backend: Backend, connection: Connection) -> None:
     from mcp.server.stdio import stdio_server  # about a second of imports: only here
 
     from server.mcp.server import ToolhostMcp
 
-    reader.deliver = later.put_nowait
-    reader.closed.add_done_callback(lambda _: later.put_nowait(None))
-    later_lines = _lines(opening, later)
+    later = connection.later
+    connection.reader.deliver = later.put_nowait
+    connection.reader.closed.add_done_callback(lambda _: later.put_nowait(None))
+    lines = _TextLines(_lines(connection.opening, later))
     mcp = ToolhostMcp(backend)
-    async with stdio_server(stdin=_TextLines(later_lines), stdout=_TextOut(writer)) as (  # type: ignore[arg-type]
+    async with stdio_server(stdin=lines, stdout=_TextOut(connection.writer)) as (  # type: ignore[arg-type]
         read_stream,
         write_stream,
     ):

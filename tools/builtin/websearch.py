@@ -21,7 +21,6 @@ from datetime import date
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
-
 from tools.arguments.model import Arguments, AtLeast
 from tools.context import Host, ToolContext
 from tools.errors import ToolError
@@ -151,6 +150,7 @@ async def search(
 ) -> str | None:
     """One MCP ``tools/call`` over HTTP; the first text of its result, or None."""
     import httpx  # only when searching: listing the tool must not load the HTTP stack
+
     body = {
         "jsonrpc": "2.0",
         "id": 1,
