@@ -21,6 +21,7 @@ import functools
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,11 +123,13 @@ class AttachedClient:
                 "shutdown": self.shutdown,
                 "tools/list": self.tools_list,
                 "tools/execute": self.tools_execute,
+                "mcp/adopt": self.adopt,
             },
             {"exit": lambda _: self.peer.close()},
         )
         self.peer.gate = self._gate
         self.peer.protocol()
+        self.adopted: set[asyncio.Task[None]] = set()  # MCP clients served here (adopt)
 
     def _gate(self, method: str, params: Any) -> str | None:
         """The first message must be initialize with the token; then the gate opens."""
@@ -181,7 +184,15 @@ class AttachedClient:
         )
         return {"tools": tools}
 
-    async def tools_execute(self, params: Any) -> dict[str, Any]:
+    async def adopt(self, params: Any) -> dict[str, Any]:
+        from server.attach.adopt import adopt
+
+        return await adopt(self, params)
+
+    async def tools_execute(
+        self, params: Any, progress: Callable[[dict[str, Any]], None] | None = None
+    ) -> dict[str, Any]:
+        """A call of this client; its progress to ``progress`` (default: the socket)."""
         from server import calls
         from server.params import parse_execute
 
@@ -195,7 +206,7 @@ class AttachedClient:
             state.host,
             parsed.tool,
             parsed.args,
-            editor=self._bridge(parsed.message_id or ""),
+            editor=self._bridge(parsed.message_id or "", progress),
             session_id=parsed.session_id or self.session_id,
             call_id=parsed.call_id,
             message_id=parsed.message_id or "",
@@ -203,9 +214,12 @@ class AttachedClient:
             model=parsed.model or state.options.model,
         )
 
-    def _bridge(self, message_id: str) -> Any:
+    def _bridge(
+        self, message_id: str, progress: Callable[[dict[str, Any]], None] | None = None
+    ) -> Any:
         """The editor connection's bridge, with this caller's progress sent to it."""
-        return socket_call_bridge()(self.peer, self.server, self.server.state.options, message_id)
+        report = progress or (lambda update: self.peer.notify("tools/update", update))
+        return socket_call_bridge()(report, self.server, self.server.state.options, message_id)
 
 
 @functools.cache
@@ -216,15 +230,19 @@ def socket_call_bridge() -> Any:
 
     class SocketCallBridge(LspEditorBridge):
         def __init__(
-            self, peer: Peer, server: ToolhostServer, options: InitOptions, message_id: str
+            self,
+            report: Callable[[dict[str, Any]], None],
+            server: ToolhostServer,
+            options: InitOptions,
+            message_id: str,
         ) -> None:
             super().__init__(server, options, None, message_id)
-            self.peer = peer
+            self.report = report
 
         def notify_update(self, update: dict[str, Any]) -> None:
             if self.message_id:
                 update = {"messageID": self.message_id, **update}
-            self.peer.notify("tools/update", update)
+            self.report(update)
 
     return SocketCallBridge
 

@@ -21,7 +21,9 @@ from typing import Any
 
 import orjson
 
+from server.mcp.attached import AttachedBackend
 from server.mcp.backend import Backend
+from server.mcp.handover import client_capabilities, hand_over, until_ended
 from server.mcp.lean import LeanMcp, opens_a_handshake
 from server.stdio import (
     BlockingWriter,
@@ -43,6 +45,10 @@ class LineReader(StreamEnd):
     def __init__(self, deliver: Callable[[bytes], None]) -> None:
         super().__init__()
         self.deliver = deliver
+        self.transport: asyncio.ReadTransport | None = None  # None: read by a thread
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -71,6 +77,18 @@ class Connection:
     reader: LineReader
     opening: bytes
     later: asyncio.Queue[bytes | None]
+    fds: tuple[int, int]  # the client's pipes (ours: fds 0 and 1 are /dev/null and stderr)
+
+    def unread(self) -> bytes:
+        """Everything read from the client and not yet handled, the opening line first."""
+        lines = [self.opening]
+        while not self.later.empty():
+            line = self.later.get_nowait()
+            if line is not None:
+                lines.append(line)
+        rest = bytes(self.reader.buffer)
+        self.reader.buffer.clear()
+        return b"".join(line + b"\n" for line in lines) + rest
 
 
 async def serve_stdio(backend: Backend) -> None:
@@ -93,7 +111,7 @@ async def serve_stdio(backend: Backend) -> None:
     opening = await _first_line(first, reader)
     if opening is None:
         return
-    connection = Connection(writer, reader, opening, later)
+    connection = Connection(writer, reader, opening, later, (stdin.fileno(), stdout.fileno()))
     if os.environ.get("TOOLHOST_MCP_ENGINE") != "sdk" and opens_a_handshake(_json(opening)):
         await _serve_lean(backend, connection)
     else:
@@ -114,20 +132,57 @@ def _json(line: bytes) -> Any:
 
 
 async def _serve_lean(backend: Backend, connection: Connection) -> None:
-    door = LeanMcp(backend, _guarded(connection.writer))
-    connection.reader.deliver = door.receive_line
-    door.receive_line(connection.opening)
-    while not connection.later.empty():
-        line = connection.later.get_nowait()
-        if line is not None:
+    door = await _hand_over(backend, connection) if _may_hand_over(backend, connection) else None
+    if door is None:
+        door = LeanMcp(backend, guarded(connection.writer))
+        connection.reader.deliver = door.receive_line
+        for line in connection.unread().split(b"\n"):
             door.receive_line(line)
+    elif door.closed:  # the sidecar served the client to the end
+        return
     await connection.reader.closed
     door.close()
     await door.wind_down()
     await connection.writer.drain()
 
 
-def _guarded(writer: PipeWriter | BlockingWriter) -> Callable[[bytes], None]:
+def _may_hand_over(backend: Backend, connection: Connection) -> bool:
+    return (
+        isinstance(backend, AttachedBackend)
+        and backend.alone is None
+        and connection.reader.transport is not None  # a pipe, not a file read by a thread
+        and os.environ.get("TOOLHOST_MCP_HANDOVER") != "0"
+    )
+
+
+async def _hand_over(backend: Backend, connection: Connection) -> LeanMcp | None:
+    """Attached: the editor's sidecar serves the client (``server.mcp.handover``). None
+    when it did not take the connection; a closed door when it served it to the end; else
+    the door that serves the client here, the sidecar having gone away."""
+    assert isinstance(backend, AttachedBackend) and connection.reader.transport is not None
+    transport = connection.reader.transport
+    transport.pause_reading()
+    pending = connection.unread()
+    if not await hand_over(backend, pending, connection.fds):
+        rest = pending[len(connection.opening) + 1 :]  # served here after all, in order
+        for line in rest.split(b"\n"):
+            connection.later.put_nowait(line)
+        transport.resume_reading()
+        return None
+    door = LeanMcp(backend, guarded(connection.writer))
+    if await until_ended(backend):
+        door.closed = True
+        return door
+    # The sidecar went away mid-session: the client is initialized, so carry on here.
+    door.initialized = True
+    door.client_capabilities = client_capabilities(connection.opening)
+    connection.reader.deliver = door.receive_line
+    transport.resume_reading()
+    await door.tools_changed()
+    return door
+
+
+def guarded(writer: PipeWriter | BlockingWriter) -> Callable[[bytes], None]:
     """Writes that end quietly when the client has closed our stdout."""
 
     def write(data: bytes) -> None:
@@ -174,7 +229,7 @@ class _TextOut:
     """The SDK's stdout: its text written to our writer."""
 
     def __init__(self, writer: PipeWriter | BlockingWriter) -> None:
-        self.write_bytes = _guarded(writer)
+        self.write_bytes = guarded(writer)
 
     async def write(self, text: str) -> None:
         self.write_bytes(text.encode("utf-8"))

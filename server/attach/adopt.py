@@ -1,0 +1,169 @@
+"""The sidecar side of a handed-over MCP connection: ``toolhost mcp`` passes its client's
+stdio here, and the sidecar serves that client itself.
+
+Attached, ``toolhost mcp`` would otherwise forward every call to the sidecar and every
+answer back: a second process on the path of each call. Instead, once the client's
+``initialize`` is in, it asks ``mcp/adopt`` over the attach socket. The sidecar opens a
+one-time Unix socket (mode 0600, in the runtime folder, named with a random nonce) and
+answers its path; ``toolhost mcp`` sends the nonce and the two pipe file descriptors
+over it (``SCM_RIGHTS``). The sidecar then runs the lean MCP door (``server.mcp.lean``)
+on those pipes with a backend that runs each call as an attached call (the editor's
+bridge: unsaved buffers, its review, its diagnostics), and tells ``toolhost mcp`` with
+``mcp/ended`` when the client closes. ``toolhost mcp`` stays as it was started, reading
+nothing, so the client sees the process it spawned; if the editor closes first, it
+serves the client itself again (``server.mcp.handover``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import os
+import secrets
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from server import lockfile
+
+if TYPE_CHECKING:
+    from server.attach.listener import AttachedClient
+    from server.mcp.backend import CallHooks
+
+log = logging.getLogger("toolhost.attach")
+
+HANDOVER_SECONDS = 5.0
+ENDED = "mcp/ended"
+
+
+class AdoptedBackend:
+    """The calls of an adopted MCP client, run in the sidecar as an attached client's are."""
+
+    def __init__(self, client: AttachedClient) -> None:
+        self.client = client
+        self.on_changed: Any = None
+
+    @property
+    def describe(self) -> str:
+        return "an MCP client adopted from toolhost mcp"
+
+    async def start(self) -> None:
+        return None
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        listing = await self.client.tools_list({})
+        tools: list[dict[str, Any]] = listing["tools"]
+        return tools
+
+    async def call(self, tool: str, args: dict[str, Any], hooks: CallHooks) -> dict[str, Any]:
+        result = await self.client.tools_execute(
+            {"tool": tool, "args": args}, progress=hooks.progress
+        )
+        result.setdefault("metadata", {})
+        result["metadata"]["attachedTo"] = {
+            "editor": self.client.listener.editor,
+            "pid": os.getpid(),
+        }
+        return result
+
+    async def close(self) -> None:
+        return None
+
+
+async def adopt(client: AttachedClient, params: Any) -> dict[str, Any]:
+    """``mcp/adopt {pending}``: open the one-time socket and serve what comes through it."""
+    pending = params.get("pending") if isinstance(params, dict) else None
+    try:
+        already = base64.b64decode(pending or "", validate=True)
+    except ValueError:
+        from server.attach.rpc import INVALID_PARAMS, RpcError
+
+        raise RpcError(INVALID_PARAMS, "mcp/adopt: pending must be base64") from None
+    nonce = secrets.token_hex(16)
+    path = lockfile.runtime_dir() / f"handover-{os.getpid()}-{nonce[:12]}.sock"
+    listening = _listen(path)
+    task = asyncio.get_running_loop().create_task(_serve(client, listening, path, nonce, already))
+    client.adopted.add(task)
+    task.add_done_callback(client.adopted.discard)
+    return {"socket": str(path), "nonce": nonce}
+
+
+def _listen(path: Path) -> socket.socket:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)  # 0600, never wider
+    try:
+        listening.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    listening.listen(1)
+    listening.settimeout(HANDOVER_SECONDS)
+    return listening
+
+
+def _receive(listening: socket.socket, path: Path, nonce: str) -> tuple[int, int] | None:
+    """The two descriptors, once the peer that knows the nonce sends them (a thread)."""
+    try:
+        connection, _ = listening.accept()
+        with connection:
+            connection.settimeout(HANDOVER_SECONDS)
+            message, fds, _, _ = socket.recv_fds(connection, 64, 2)
+            if message != nonce.encode() or len(fds) != 2:
+                for fd in fds:
+                    os.close(fd)
+                log.warning("refused an MCP handover without the nonce")
+                return None
+            return fds[0], fds[1]
+    except OSError as error:
+        log.warning("the MCP handover did not arrive: %s", error)
+        return None
+    finally:
+        listening.close()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+async def _serve(
+    client: AttachedClient, listening: socket.socket, path: Path, nonce: str, already: bytes
+) -> None:
+    from server.mcp.lean import LeanMcp
+    from server.mcp.stdio import LineReader, guarded
+    from server.stdio import open_writer, read_into
+
+    fds = await asyncio.to_thread(_receive, listening, path, nonce)
+    if fds is None:
+        return
+    stdin, stdout = os.fdopen(fds[0], "rb"), os.fdopen(fds[1], "wb")
+    writer = await open_writer(stdout)
+    backend = AdoptedBackend(client)
+    door = LeanMcp(backend, guarded(writer))
+    listeners = client.listener.server.state.listeners
+    changed = _tools_changed(door)
+    listeners.append(changed)
+    reader = LineReader(door.receive_line)
+    for line in already.split(b"\n"):
+        door.receive_line(line)
+    await read_into(stdin, reader)
+    log.info("serving an MCP client handed over by toolhost mcp")
+    try:
+        await reader.closed
+    finally:
+        door.close()
+        listeners.remove(changed)
+    # The client closed its end: say so, so that toolhost mcp ends too. (Cancelled, when
+    # the sidecar stops, it says nothing: toolhost mcp then serves the client itself.)
+    await door.wind_down()
+    await writer.drain()
+    writer.close()
+    client.peer.notify(ENDED, {})
+
+
+def _tools_changed(door: Any) -> Any:
+    def changed() -> None:
+        if not door.closed:
+            asyncio.get_running_loop().create_task(door.tools_changed())
+
+    return changed
