@@ -23,25 +23,48 @@ import logging
 import os
 import secrets
 import socket
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from server import lockfile
 
 if TYPE_CHECKING:
-    from server.attach.listener import AttachedClient
     from server.mcp.backend import CallHooks
 
 log = logging.getLogger("toolhost.attach")
 
 HANDOVER_SECONDS = 5.0
-ENDED = "mcp/ended"
+Progress = Callable[[dict[str, Any]], None]
+
+
+class Adopter(Protocol):
+    """What adopting needs of the attached connection (``server.attach.listener``'s)."""
+
+    adopted: set[asyncio.Task[None]]  # the MCP clients it serves
+
+    @property
+    def editor(self) -> str: ...
+
+    async def tools_list(self, params: Any) -> dict[str, Any]: ...
+
+    async def tools_execute(
+        self, params: Any, progress: Progress | None = None
+    ) -> dict[str, Any]: ...
+
+    def watch_tools(self, changed: Callable[[], None]) -> Callable[[], None]:
+        """Call ``changed`` when the catalogue changes, until the returned function is called."""
+        ...
+
+    def ended(self) -> None:
+        """Tell ``toolhost mcp`` the client closed (``mcp/ended``)."""
+        ...
 
 
 class AdoptedBackend:
     """The calls of an adopted MCP client, run in the sidecar as an attached client's are."""
 
-    def __init__(self, client: AttachedClient) -> None:
+    def __init__(self, client: Adopter) -> None:
         self.client = client
         self.on_changed: Any = None
 
@@ -63,7 +86,7 @@ class AdoptedBackend:
         )
         result.setdefault("metadata", {})
         result["metadata"]["attachedTo"] = {
-            "editor": self.client.listener.editor,
+            "editor": self.client.editor,
             "pid": os.getpid(),
         }
         return result
@@ -72,7 +95,7 @@ class AdoptedBackend:
         return None
 
 
-async def adopt(client: AttachedClient, params: Any) -> dict[str, Any]:
+async def adopt(client: Adopter, params: Any) -> dict[str, Any]:
     """``mcp/adopt {pending}``: open the one-time socket and serve what comes through it."""
     pending = params.get("pending") if isinstance(params, dict) else None
     try:
@@ -127,7 +150,7 @@ def _receive(listening: socket.socket, path: Path, nonce: str) -> tuple[int, int
 
 
 async def _serve(
-    client: AttachedClient, listening: socket.socket, path: Path, nonce: str, already: bytes
+    client: Adopter, listening: socket.socket, path: Path, nonce: str, already: bytes
 ) -> None:
     from server.mcp.lean import LeanMcp
     from server.mcp.stdio import LineReader, guarded
@@ -140,9 +163,7 @@ async def _serve(
     writer = await open_writer(stdout)
     backend = AdoptedBackend(client)
     door = LeanMcp(backend, guarded(writer))
-    listeners = client.listener.server.state.listeners
-    changed = _tools_changed(door)
-    listeners.append(changed)
+    unwatch = client.watch_tools(_tools_changed(door))
     reader = LineReader(door.receive_line)
     for line in already.split(b"\n"):
         door.receive_line(line)
@@ -152,13 +173,13 @@ async def _serve(
         await reader.closed
     finally:
         door.close()
-        listeners.remove(changed)
+        unwatch()
     # The client closed its end: say so, so that toolhost mcp ends too. (Cancelled, when
     # the sidecar stops, it says nothing: toolhost mcp then serves the client itself.)
     await door.wind_down()
     await writer.drain()
     writer.close()
-    client.peer.notify(ENDED, {})
+    client.ended()
 
 
 def _tools_changed(door: Any) -> Any:

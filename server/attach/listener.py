@@ -189,6 +189,18 @@ class AttachedClient:
 
         return await adopt(self, params)
 
+    @property
+    def editor(self) -> str:
+        return self.listener.editor
+
+    def watch_tools(self, changed: Callable[[], None]) -> Callable[[], None]:
+        listeners = self.server.state.listeners
+        listeners.append(changed)
+        return lambda: listeners.remove(changed)
+
+    def ended(self) -> None:
+        self.peer.notify("mcp/ended", {})
+
     async def tools_execute(
         self, params: Any, progress: Callable[[dict[str, Any]], None] | None = None
     ) -> dict[str, Any]:
