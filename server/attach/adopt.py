@@ -106,14 +106,14 @@ async def adopt(client: Adopter, params: Any) -> dict[str, Any]:
         raise RpcError(INVALID_PARAMS, "mcp/adopt: pending must be base64") from None
     nonce = secrets.token_hex(16)
     path = lockfile.runtime_dir() / f"handover-{os.getpid()}-{nonce[:12]}.sock"
-    listening = _listen(path)
+    listening = listen_once(path)
     task = asyncio.get_running_loop().create_task(_serve(client, listening, path, nonce, already))
     client.adopted.add(task)
     task.add_done_callback(client.adopted.discard)
     return {"socket": str(path), "nonce": nonce}
 
 
-def _listen(path: Path) -> socket.socket:
+def listen_once(path: Path) -> socket.socket:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -127,7 +127,7 @@ def _listen(path: Path) -> socket.socket:
     return listening
 
 
-def _receive(listening: socket.socket, path: Path, nonce: str) -> tuple[int, int] | None:
+def receive_pipes(listening: socket.socket, path: Path, nonce: str) -> tuple[int, int] | None:
     """The two descriptors, once the peer that knows the nonce sends them (a thread)."""
     try:
         connection, _ = listening.accept()
@@ -156,7 +156,7 @@ async def _serve(
     from server.mcp.stdio import LineReader, guarded
     from server.stdio import open_writer, read_into
 
-    fds = await asyncio.to_thread(_receive, listening, path, nonce)
+    fds = await asyncio.to_thread(receive_pipes, listening, path, nonce)
     if fds is None:
         return
     stdin, stdout = os.fdopen(fds[0], "rb"), os.fdopen(fds[1], "wb")
