@@ -10,7 +10,7 @@ import socket
 import threading
 from pathlib import Path
 
-from server.attach.adopt import _listen, receive_pipes
+from server.attach.adopt import listen_once, receive_pipes
 
 
 def hand(path: Path, nonce: str, fds: list[int]) -> None:
@@ -23,7 +23,9 @@ def attempt(tmp_path: Path, sent: str) -> tuple[tuple[int, int] | None, Path]:
     path = tmp_path / "handover.sock"
     listening = listen_once(path)
     result: list[tuple[int, int] | None] = []
-    receiving = threading.Thread(target=lambda: result.append(receive_pipes(listening, path, "right")))
+    receiving = threading.Thread(
+        target=lambda: result.append(receive_pipes(listening, path, "right"))
+    )
     receiving.start()
     read_end, write_end = os.pipe()
     try:
