@@ -80,14 +80,13 @@ class SessionLink:
 
     async def start(self) -> None:
         directory = self.runtime / "toolhost"
-        directory.mkdir(mode=0o700)
-        old_umask = os.umask(0o177)
-        try:
-            self._server = await asyncio.get_running_loop().create_unix_server(
-                self._connection, str(self.socket_path)
-            )
-        finally:
-            os.umask(old_umask)
+        directory.mkdir()
+        os.chmod(self.runtime, 0o700)
+        os.chmod(directory, 0o700)  # no umask games: the loop runs other tasks meanwhile
+        self._server = await asyncio.get_running_loop().create_unix_server(
+            self._connection, str(self.socket_path)
+        )
+        os.chmod(self.socket_path, 0o600)  # inside a 0700 folder from the start
         lock = LockInfo(
             token=self.token,
             transport="stdio",
@@ -252,7 +251,10 @@ class RelayedClient:
         params = dict(params) if isinstance(params, dict) else {}
         params["sessionID"] = self.link.toolhost_session  # the session the proxy knows
         try:
-            return await self.upstream.request(method, params)
+            log.debug("relaying %s for %s", method, self.link.toolhost_session)
+            answer = await self.upstream.request(method, params)
+            log.debug("relayed %s", method)
+            return answer
         except ConnectionError:
             raise RpcError(
                 -32603, "toolhost's sidecar closed the connection; check the files before a retry"

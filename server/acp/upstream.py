@@ -83,6 +83,7 @@ class OwnSidecar:
         self.on_ask = on_ask
         self.review = review
         self.runtime = Path(tempfile.mkdtemp(prefix="toolhost-acp-sidecar-"))
+        os.chmod(self.runtime, 0o700)  # XDG wants exactly 0700
         self.process: asyncio.subprocess.Process | None = None
         self.lock: LockInfo | None = None
         self.peer = Peer(
