@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.acp.client import AcpClient, allow, proxy, reject, stderr_of
+from tests.acp.schema import validate_sent
 
 AGENT = [sys.executable, "-m", "tests.acp.scripted_agent"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,3 +130,13 @@ async def test_fs_write_text_file_from_the_agent_goes_through_review(
         results = await run_steps(client, project, [write])
     assert results[0] == {}, results
     assert target.read_text() == "x = 9\n"
+
+
+@pytest.fixture(autouse=True)
+def every_message_sent_is_valid_acp(tmp_path: Path) -> Any:
+    """After each test: everything the proxy sent validates against the ACP v1 schema."""
+    yield
+    log = tmp_path / "acp-sent.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    if records:
+        validate_sent(records)
