@@ -93,9 +93,7 @@ class AcpClient:
 
     def updates(self, kind: str | None = None) -> list[dict[str, Any]]:
         found = [
-            m["params"]["update"]
-            for m in self.received
-            if m.get("method") == "session/update"
+            m["params"]["update"] for m in self.received if m.get("method") == "session/update"
         ]
         return [u for u in found if kind is None or u.get("sessionUpdate") == kind]
 
@@ -116,7 +114,9 @@ class AcpClient:
         )
 
     async def new_session(self, cwd: Path, mcp_servers: list[Any] | None = None) -> str:
-        result = await self.request("session/new", {"cwd": str(cwd), "mcpServers": mcp_servers or []})
+        result = await self.request(
+            "session/new", {"cwd": str(cwd), "mcpServers": mcp_servers or []}
+        )
         return str(result["sessionId"])
 
     async def prompt(self, session: str, text: str, timeout: float = 240) -> Any:

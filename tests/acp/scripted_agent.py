@@ -45,6 +45,7 @@ class Agent:
         self.mcp: dict[str, tuple[ClientSession, contextlib.AsyncExitStack]] = {}
         self.log = os.environ.get("SCRIPTED_AGENT_LOG")
         self.out = sys.stdout.buffer
+        self.tasks: set[asyncio.Task[None]] = set()
 
     def write(self, message: dict[str, Any]) -> None:
         self.out.write((json.dumps(message) + "\n").encode())
@@ -75,7 +76,9 @@ class Agent:
                         future.set_result(message.get("result"))
                 continue
             if "id" in message:
-                loop.create_task(self.answer(message))
+                task = loop.create_task(self.answer(message))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
 
     async def answer(self, message: dict[str, Any]) -> None:
         method, params = message["method"], message.get("params") or {}
@@ -140,7 +143,9 @@ class Agent:
         if "request" in step:
             return await self.request(step["request"], {"sessionId": session, **step["params"]})
         if "terminal" in step:
-            created = await self.request("terminal/create", {"sessionId": session, **step["terminal"]})
+            created = await self.request(
+                "terminal/create", {"sessionId": session, **step["terminal"]}
+            )
             if "error" in created:
                 return created
             ids = {"sessionId": session, "terminalId": created["terminalId"]}

@@ -8,6 +8,7 @@ sidecar: only the model is a script.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.acp.client import AcpClient, allow, proxy, reject, stderr_of
+from tests.acp.client import AcpClient, AcpFailure, allow, proxy, reject, stderr_of
 from tests.acp.schema import validate_sent
 
 AGENT = [sys.executable, "-m", "tests.acp.scripted_agent"]
@@ -140,3 +141,38 @@ def every_message_sent_is_valid_acp(tmp_path: Path) -> Any:
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     if records:
         validate_sent(records)
+
+
+async def test_a_terminal_runs_toolhost_bash_with_the_output_limit(
+    project: Path, tmp_path: Path
+) -> None:
+    terminal = {"terminal": {"command": "printf", "args": ["abcdefghij"], "outputByteLimit": 4}}
+    async with proxy(AGENT, project, agent_env(tmp_path), tmp_path) as client:
+        results = await run_steps(client, project, [terminal])
+    [ran] = results
+    assert ran["exit"] == {"exitCode": 0, "signal": None}, ran
+    assert ran["output"]["output"] == "ghij" and ran["output"]["truncated"] is True, ran
+    [asked] = client.permission_requests  # review by default: the command asked first
+    assert asked["toolCall"]["kind"] == "execute"
+    assert "printf abcdefghij" in asked["toolCall"]["content"][0]["content"]["text"]
+
+
+async def test_an_agent_that_exits_mid_prompt_fails_the_prompt_with_its_status(
+    project: Path, tmp_path: Path
+) -> None:
+    async with proxy(AGENT, project, agent_env(tmp_path), tmp_path) as client:
+        await client.initialize()
+        session = await client.new_session(project)
+        with pytest.raises(AcpFailure, match="exited with status 3"):
+            await client.prompt(session, json.dumps([{"exit": 3}]), timeout=60)
+        await asyncio.wait_for(client.process.wait(), 30)  # and the proxy ends
+
+
+async def test_an_agent_that_never_answers_initialize_gets_a_clear_error(
+    project: Path, tmp_path: Path
+) -> None:
+    env = {**agent_env(tmp_path), "SCRIPTED_AGENT_HANG_AT_START": "1"}
+    options = ("--start-timeout", "2")
+    async with proxy(AGENT, project, env, tmp_path, options=options) as client:
+        with pytest.raises(AcpFailure, match="did not answer initialize within 2 s"):
+            await client.initialize()
