@@ -185,6 +185,7 @@ class Proxy:
 
     async def _from_client(self, message: Message) -> None:
         assert self.child is not None
+        changed = is_request(message) and message["method"] in ("initialize", *SESSION_METHODS)
         if is_request(message):
             method = message["method"]
             params = message.get("params")
@@ -198,7 +199,7 @@ class Proxy:
             self.pending[message["id"]] = method
             if method in TIMED_METHODS:
                 self._spawn(self._deadline(message["id"], method))
-        self.child.send(message)
+        self.child.send(message, relayed=not changed)
 
     async def _session_opening(self, msg_id: Any, method: str, params: dict[str, Any]) -> None:
         cwd = params.get("cwd")
@@ -300,9 +301,9 @@ class Proxy:
                 return  # a request we already failed ourselves (a deadline)
             method = self.pending.pop(msg_id)
             self._answered(msg_id, message)
-            self.client.send(message, method)
+            self.client.send(message, method, relayed=True)
             return
-        self.client.send(message)
+        self.client.send(message, relayed=True)
 
     def _answered(self, msg_id: Any, message: Message) -> None:
         result = message.get("result")

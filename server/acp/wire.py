@@ -73,11 +73,12 @@ class LinePeer:
 
     # -- writing ---------------------------------------------------------------
 
-    def send(self, message: Message, answers: str | None = None) -> None:
-        """Write ``message``; ``answers``: the method of the request it answers, if known."""
+    def send(self, message: Message, answers: str | None = None, relayed: bool = False) -> None:
+        """Write ``message``; ``answers``: the method of the request it answers, if known;
+        ``relayed``: the other end's message passed on unchanged (its words, not ours)."""
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
         if self.log_path:  # the tests validate everything we send against the schema
-            record = {"to": self.name, "message": message, "answers": answers}
+            record = {"to": self.name, "message": message, "answers": answers, "relayed": relayed}
             with open(self.log_path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(record) + "\n")
         try:
