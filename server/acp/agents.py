@@ -26,7 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-OPENCODE_OFF = ("bash", "edit", "write", "read", "glob", "grep", "list", "patch", "multiedit")
+OPENCODE_OFF: tuple[str, ...] = (
+    "bash",
+    "edit",
+    "write",
+    "read",
+    "glob",
+    "grep",
+    "list",
+    "patch",
+    "multiedit",
+)
 OPENCODE_OFF += ("apply_patch",)
 CLAUDE_OFF: tuple[str, ...] = ("Bash", "BashOutput", "KillShell", "Edit", "MultiEdit", "Write")
 CLAUDE_OFF += ("NotebookEdit", "Read", "Glob", "Grep", "LS")
