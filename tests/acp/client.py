@@ -179,3 +179,16 @@ def stderr_of(tmp: Path) -> str:
 
 def env_without(prefixes: tuple[str, ...]) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+
+
+def readme_agent(name: str, binary: Path) -> list[str]:
+    """The agent's command line from the README's ``toolhost acp -- AGENT …`` snippet
+    ``name``, its program replaced by the installed ``binary``."""
+    import shlex
+
+    from tests.readme_snippets import snippet
+
+    words = shlex.split(snippet(name))
+    assert words[:3] == ["toolhost", "acp", "--"], words
+    assert Path(words[3]).name == binary.name, (words, binary)
+    return [str(binary), *words[4:]]

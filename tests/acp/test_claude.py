@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.acp.client import AcpClient, proxy, stderr_of
+from tests.acp.client import AcpClient, proxy, readme_agent, stderr_of
 from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_cli
 from tests.mcp.test_claude_code import claude_env
@@ -88,7 +88,12 @@ async def run(
     )
     flags = ("--model", "openai/gpt-5")
     async with proxy(
-        [str(adapter)], project, env, tmp_path, options=flags, choose=choose(answer)
+        readme_agent("acp-claude", adapter),
+        project,
+        env,
+        tmp_path,
+        options=flags,
+        choose=choose(answer),
     ) as client:
         await client.initialize()
         session = await client.new_session(project)

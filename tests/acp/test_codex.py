@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.client import proxy, stderr_of
+from tests.acp.client import proxy, readme_agent, stderr_of
 from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_cli
 from tests.mcp.test_codex import codex_env, provider_config
@@ -49,7 +49,9 @@ async def test_codex_is_offered_toolhost_and_none_of_its_own_shell_or_patch(
     model.steps = [Reply("Nothing to change.")]
     env = {**codex_env(home), "OPENAI_API_KEY": "sk-scripted-not-a-key"}
     flags = ("--keep-agent-tools",) if keep else ()
-    async with proxy([str(adapter)], project, env, tmp_path, options=flags) as client:
+    async with proxy(
+        readme_agent("acp-codex", adapter), project, env, tmp_path, options=flags
+    ) as client:
         await client.initialize()
         session = await client.new_session(project)
         result = await client.prompt(session, "Look around")

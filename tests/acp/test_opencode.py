@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.acp.client import AcpClient, proxy, stderr_of
+from tests.acp.client import AcpClient, proxy, readme_agent, stderr_of
 from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_install
 from tests.mcp.test_opencode import HOME, OPENCODE, VERSION, opencode_env
@@ -84,7 +84,7 @@ async def prompt_opencode(
     env = opencode_env(project, configured_home(tmp_path, model))
     flags = ("--model", "openai/gpt-5")
     async with proxy(
-        [str(opencode), "acp"], project, env, tmp_path, options=flags, **options
+        readme_agent("acp-opencode", opencode), project, env, tmp_path, options=flags, **options
     ) as client:
         await client.initialize()
         session = await client.new_session(project)
@@ -154,7 +154,9 @@ async def test_without_the_switch_opencode_offers_its_own_tools(
     model.steps = [Reply("Nothing to do.")]
     env = opencode_env(project, configured_home(tmp_path, model))
     flags = ("--keep-agent-tools",)
-    async with proxy([str(opencode), "acp"], project, env, tmp_path, options=flags) as client:
+    async with proxy(
+        readme_agent("acp-opencode", opencode), project, env, tmp_path, options=flags
+    ) as client:
         await client.initialize()
         session = await client.new_session(project)
         await client.prompt(session, "Nothing")
