@@ -176,3 +176,43 @@ async def test_an_agent_that_never_answers_initialize_gets_a_clear_error(
     async with proxy(AGENT, project, env, tmp_path, options=options) as client:
         with pytest.raises(AcpFailure, match="did not answer initialize within 2 s"):
             await client.initialize()
+
+
+async def test_attached_the_editor_reviews_and_the_client_sees_the_landed_diffs(
+    project: Path, tmp_path: Path
+) -> None:
+    """An editor's toolhost has the folder open (a real ``toolhost serve`` whose editor is
+    this test): the review goes to the editor, not the ACP client, which is shown the
+    change once it landed."""
+    from server.acp.upstream import OwnSidecar
+
+    asked: list[dict[str, Any]] = []
+
+    async def editor_review(ask: dict[str, Any]) -> dict[str, Any]:
+        asked.append(ask)
+        return {"reply": "once"}
+
+    editor = OwnSidecar(project, editor_review, review=True)
+    await editor.start()
+    try:
+        env = {**agent_env(tmp_path), "XDG_RUNTIME_DIR": str(editor.runtime)}
+        steps = [{"mcp": "apply_patch", "args": {"patchText": PATCH}}]
+        options = ("--model", "openai/gpt-5")
+        async with proxy(AGENT, project, env, tmp_path, options=options) as client:
+            results = await run_steps(client, project, steps)
+    finally:
+        await editor.close()
+    assert not results[0]["isError"], results
+    assert client.permission_requests == []  # the editor reviewed it
+    assert len(asked) == 1 and asked[0]["permission"] == "edit"
+    assert (project / "a.py").read_text() == "x = 2\n"
+    [landed] = client.updates("tool_call")
+    diffs = {item["path"]: item for item in landed["content"]}
+    assert diffs[str(project / "a.py")] == {
+        "type": "diff",
+        "path": str(project / "a.py"),
+        "oldText": "x = 1\n",
+        "newText": "x = 2\n",
+    }
+    assert diffs[str(project / "b.py")]["oldText"] is None
+    assert landed["status"] == "completed"
