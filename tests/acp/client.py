@@ -20,6 +20,12 @@ from typing import Any
 
 TOOLHOST = Path(sys.executable).with_name("toolhost")
 
+# A change of two files, one new: one review with both diffs.
+PATCH = (
+    "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n"
+    "*** Add File: b.py\n+y = 1\n*** End Patch"
+)
+
 Chooser = Callable[[dict[str, Any]], str | None]
 
 

@@ -12,14 +12,13 @@ tool call id), and a rejection leaves the disk untouched and reaches the model.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.acp.client import AcpClient, proxy, readme_agent, stderr_of
+from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of
 from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_cli
 from tests.mcp.test_claude_code import claude_env
@@ -28,10 +27,6 @@ from tests.scripted_model import Reply, ToolCall
 
 VERSION = "0.23.1"
 OWN_TOOLS = {"Bash", "Edit", "Write", "Read", "Glob", "Grep", "NotebookEdit", "MultiEdit"}
-PATCH = (
-    "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n"
-    "*** Add File: b.py\n+y = 1\n*** End Patch"
-)
 
 
 @pytest.fixture(scope="module")
@@ -44,15 +39,6 @@ def adapter() -> Path:
 @pytest.fixture
 def model() -> Iterator[ScriptedAnthropic]:
     yield from serve(ScriptedAnthropic([], marker_tool="mcp__toolhost__read"))
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    (folder / "a.py").write_text("x = 1\n")
-    return folder
 
 
 def ours(client: AcpClient) -> list[dict[str, Any]]:

@@ -11,14 +11,13 @@ and the model reads toolhost's rejection, and a command runs in toolhost's sandb
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.acp.client import AcpClient, proxy, readme_agent, stderr_of
+from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of
 from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_install
 from tests.mcp.test_opencode import HOME, OPENCODE, VERSION, opencode_env
@@ -26,10 +25,6 @@ from tests.scripted_model import Reply, ScriptedModel, ToolCall, serve, tool_nam
 
 OWN_TOOLS = {"bash", "edit", "write", "read", "glob", "grep", "list", "patch", "multiedit"}
 OWN_TOOLS |= {"apply_patch"}
-PATCH = (
-    "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n"
-    "*** Add File: b.py\n+y = 1\n*** End Patch"
-)
 
 
 @pytest.fixture(scope="module")
@@ -42,15 +37,6 @@ def opencode() -> Path:
 @pytest.fixture
 def model() -> Iterator[ScriptedModel]:
     yield from serve(ScriptedModel([]))
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    (folder / "a.py").write_text("x = 1\n")
-    return folder
 
 
 def configured_home(tmp_path: Path, model: ScriptedModel) -> Path:

@@ -11,27 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.acp.client import AcpClient, AcpFailure, allow, proxy, reject, stderr_of
+from tests.acp.client import PATCH, AcpClient, AcpFailure, allow, proxy, reject, stderr_of
 from tests.acp.schema import validate_sent
 
 AGENT = [sys.executable, "-m", "tests.acp.scripted_agent"]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    (folder / "a.py").write_text("x = 1\n")
-    return folder
 
 
 def agent_env(tmp_path: Path) -> dict[str, str]:
@@ -55,12 +45,6 @@ def agent_log(tmp_path: Path) -> list[dict[str, Any]]:
 def step_results(client: AcpClient) -> list[Any]:
     chunks = client.updates("agent_message_chunk")
     return [json.loads(chunk["content"]["text"])["result"] for chunk in chunks]
-
-
-PATCH = (
-    "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n"
-    "*** Add File: b.py\n+y = 1\n*** End Patch"
-)
 
 
 async def run_steps(client: AcpClient, project: Path, steps: list[Any]) -> list[Any]:
