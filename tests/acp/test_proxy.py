@@ -200,3 +200,36 @@ async def test_attached_the_editor_reviews_and_the_client_sees_the_landed_diffs(
     }
     assert diffs[str(project / "b.py")]["oldText"] is None
     assert landed["status"] == "completed"
+
+
+async def test_attached_fs_read_text_file_sees_the_editors_unsaved_buffer(
+    project: Path, tmp_path: Path
+) -> None:
+    from server.acp.upstream import OwnSidecar
+
+    async def never(ask: dict[str, Any]) -> dict[str, Any]:
+        return {"reply": "reject"}
+
+    editor = OwnSidecar(project, never, review=True)
+    await editor.start()
+    target = project / "a.py"
+    editor.peer.notify(
+        "textDocument/didOpen",
+        {
+            "textDocument": {
+                "uri": target.as_uri(),
+                "languageId": "python",
+                "version": 1,
+                "text": "x = 'unsaved'\n",
+            }
+        },
+    )
+    try:
+        env = {**agent_env(tmp_path), "XDG_RUNTIME_DIR": str(editor.runtime)}
+        read = {"request": "fs/read_text_file", "params": {"path": str(target)}}
+        async with proxy(AGENT, project, env, tmp_path) as client:
+            results = await run_steps(client, project, [read])
+    finally:
+        await editor.close()
+    assert results == [{"content": "x = 'unsaved'\n"}]
+    assert target.read_text() == "x = 1\n"
