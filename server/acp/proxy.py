@@ -212,7 +212,7 @@ class Proxy:
         params["mcpServers"] = [*kept, link.mcp_server()]
         self.agent.session_meta(params)
         known = params.get("sessionId")
-        if method == "session/load" and isinstance(known, str):
+        if method in ("session/load", "session/resume") and isinstance(known, str):
             self._bind(link, known)
         self.awaiting[msg_id] = link
 

@@ -1,7 +1,8 @@
 """The seam between ACP prompts and toolhost's turns (issue 26 defines turns).
 
 Every ``session/prompt`` the proxy relays is one turn of the agent: ``begin`` is
-called before the prompt reaches the agent and ``end`` once the agent answered it.
+started as the prompt is relayed (it does not hold the prompt back) and ``end`` runs
+once the agent answered it, after ``begin`` finished.
 Until issue 26's API is wired in here, ``begin`` sends ``turn/begin``
 ``{sessionID, turnID, source: "acp", acpSessionId}`` on the session's own attach
 connection to the sidecar and ``end`` sends ``turn/end`` ``{sessionID, turnID,
