@@ -11,8 +11,10 @@ Found in the adapters' own source (the versions the tests run):
 - Codex (``codex-acp``): ``-c key=value`` overrides its config; the ``shell_tool`` and
   ``unified_exec`` features are its shell, ``apply_patch_freeform`` and
   ``include_apply_patch_tool`` its editing tool.
-- Gemini CLI (``gemini --experimental-acp``): ``tools.exclude`` in its settings; the
-  system settings file (``GEMINI_CLI_SYSTEM_SETTINGS_PATH``) overrides the user's.
+- Gemini CLI (``gemini --acp``, formerly ``--experimental-acp``): ``tools.exclude`` in its
+  settings; the system settings file (``GEMINI_CLI_SYSTEM_SETTINGS_PATH``) overrides the
+  user's. Not proven: in a trial with 0.61.0 the user's ``tools.exclude`` removed the
+  tools it named but this system file did not, so Gemini's own tools must be taken as on.
 
 Anything else is run as given: its own tools stay, and the docs say so.
 """
