@@ -124,6 +124,7 @@ class AttachedClient:
                 "tools/list": self.tools_list,
                 "tools/execute": self.tools_execute,
                 "mcp/adopt": self.adopt,
+                "files/read": self.files_read,
             },
             {"exit": lambda _: self.peer.close()},
         )
@@ -225,6 +226,16 @@ class AttachedClient:
             agent=parsed.agent or state.options.agent,
             model=parsed.model or state.options.model,
         )
+
+    async def files_read(self, params: Any) -> dict[str, Any]:
+        """``{path}`` -> ``{text}``: the editor's unsaved buffer of ``path``, or null when the
+        editor holds none (the caller reads the disk). For ``toolhost acp``'s
+        ``fs/read_text_file``."""
+        path = params.get("path") if isinstance(params, dict) else None
+        if not isinstance(path, str) or not os.path.isabs(path):
+            raise RpcError(INVALID_PARAMS, "files/read needs an absolute path")
+        await self.server.state.ready()
+        return {"text": self._bridge("").unsaved_text(path)}
 
     def _bridge(
         self, message_id: str, progress: Callable[[dict[str, Any]], None] | None = None
