@@ -7,7 +7,6 @@ left half written because every write is a single atomic rename at the end.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable
 from typing import TypeVar
@@ -46,6 +45,8 @@ async def run_blocking(abort: AbortSignal, fn: Callable[..., T], *args: object) 
     Waiting (rather than abandoning the thread) is what guarantees that a cancelled
     call has really stopped touching files when the cancellation is answered.
     """
+    import asyncio  # where it runs: `toolhost list` never imports it
+
     loop = asyncio.get_running_loop()
     future = loop.run_in_executor(None, fn, *args)
     try:

@@ -8,7 +8,6 @@ tool, sits below the host that runs them (OpenCode's ``Tool.Context`` carries no
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,8 @@ from tools.permission.prompts import plain_title
 from tools.permission.rules import Rule
 
 if TYPE_CHECKING:
+    import asyncio
+
     from tools.agents.catalog import Agent
     from tools.agents.children import Child
     from tools.agents.policy import ChildPolicy
@@ -245,6 +246,8 @@ class ToolContext:
         self._pending_update = update
         if self._flush_handle is None:
             delay = max(0.0, UPDATE_INTERVAL_SECONDS - (now - self._last_update))
+            import asyncio  # where it runs: `toolhost list` never imports it
+
             self._flush_handle = asyncio.get_running_loop().call_later(delay, self._flush)
 
     def metadata_now(

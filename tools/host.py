@@ -6,7 +6,6 @@ sit in reaches tools only through the ``EditorBridge`` passed per call.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import itertools
 import os
@@ -324,6 +323,8 @@ class ToolHost:
             run.finished(call_id, refused)
             return refused
         session = self.sessions.get(child.session_id)
+        import asyncio  # where it runs: `toolhost list` never imports it
+
         call = asyncio.ensure_future(
             self._execute(
                 tool_id, args, editor, session, call_id, message_id, child.agent.name, model

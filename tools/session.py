@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tools.errors import ToolError
+
+if TYPE_CHECKING:
+    import asyncio
 
 # Coarse file systems report mtimes rounded; 50 ms matches OpenCode's tolerance.
 TOLERANCE_NS = 50_000_000
@@ -94,13 +96,19 @@ def _iso(ns: int) -> str:
     return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="milliseconds")
 
 
+def _new_lock() -> asyncio.Lock:
+    import asyncio  # where it runs: `toolhost list` never imports it
+
+    return asyncio.Lock()
+
+
 class Sessions:
     def __init__(self, *, read_before_write: bool = True) -> None:
         self.read_before_write = read_before_write
         self._sessions: dict[str, Session] = {}
         # One lock per file, shared by every session: concurrent edits to one file
         # are serialised so neither overwrites the other.
-        self._file_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._file_locks: defaultdict[str, asyncio.Lock] = defaultdict(_new_lock)
 
     def get(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)

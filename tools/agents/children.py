@@ -10,7 +10,6 @@ the child session takes no tool calls.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +20,8 @@ from tools.agents.policy import ChildPolicy
 from tools.model import ModelRef
 
 if TYPE_CHECKING:
+    import asyncio
+
     from tools.result import ToolResult
 
 # How many of the child's calls a progress update lists (the newest).

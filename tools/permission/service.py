@@ -3,11 +3,10 @@ asks a person, remembering "always" by scope."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tools.errors import PermissionDeniedError, PermissionRejectedError
 from tools.permission.approvals import Approval, RuleStore, SaveError
@@ -20,6 +19,9 @@ from tools.permission.asks import (
     describe_patterns,
 )
 from tools.permission.rules import Rule, Ruleset, evaluate, wildcard_match
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class Policy(Protocol):
@@ -213,6 +215,8 @@ class PermissionService:
 
     async def _ask_once(self, request: PermissionRequest, asker: Asker) -> PermissionReply:
         # The client's answer races with a reply to another ask of the same session.
+        import asyncio  # where it runs: `toolhost list` never imports it
+
         loop = asyncio.get_running_loop()
         settled_elsewhere: asyncio.Future[PermissionReply] = loop.create_future()
         pending = self._pending.setdefault(request.session_id, {})
