@@ -54,13 +54,21 @@ def schema() -> dict[str, Any]:
 
 
 def _check(instance: Any, definition: str | None, side: str | None = None) -> None:
+    _validator(definition, side).validate(instance)
+
+
+@cache
+def _validator(definition: str | None, side: str | None) -> Any:
+    """One validator per definition. ``jsonschema.validate`` checks the whole ACP schema
+    against the metaschema on every call, seconds per message; the schema is the SDK's
+    published one, so it is taken as valid."""
     whole = schema()
     if side is not None:
         target: dict[str, Any] = {**next(s for s in whole["anyOf"] if s["title"] == side)}
     else:
         target = {"$ref": f"#/$defs/{definition}"}
     target["$defs"] = whole["$defs"]
-    jsonschema.validate(instance, target)
+    return jsonschema.validators.validator_for(target)(target)
 
 
 def validate_sent(records: list[dict[str, Any]]) -> int:
