@@ -72,6 +72,9 @@ def claude_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str
         "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "MCP_TIMEOUT": "60000",  # ms for `toolhost mcp` to start, on a loaded machine
+        # Claude Code connects MCP servers in the background by default, so on a loaded
+        # machine its first request could go out before toolhost's tools were listed.
+        "MCP_CONNECTION_NONBLOCKING": "false",
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",  # `toolhost` as the README says
         **(extra or {}),
     }
