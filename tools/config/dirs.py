@@ -28,3 +28,33 @@ def project_ancestors(directory: Path, worktree: Path) -> list[Path]:
             if parent == worktree:
                 break
     return chain
+
+
+def runtime_dirs() -> list[str]:
+    """Every folder toolhost's runtime folder (lock files with tokens, sockets) may be.
+
+    platformdirs takes ``$XDG_RUNTIME_DIR`` when it is a private folder of this user,
+    else ``/run/user/<uid>``, else ``runtime-<uid>`` in the temp folder: all of them,
+    since which one a sidecar chose depends on its environment, not ours.
+    """
+    import tempfile
+
+    uid = os.getuid()
+    bases = [
+        os.environ.get("XDG_RUNTIME_DIR") or "",
+        f"/run/user/{uid}",
+        os.path.join(tempfile.gettempdir(), f"runtime-{uid}"),
+        f"/tmp/runtime-{uid}",
+    ]
+    return list(dict.fromkeys(os.path.join(base, "toolhost") for base in bases if base))
+
+
+def state_dir() -> str:
+    """toolhost's state folder, where the trust store lives (as platformdirs finds it)."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
+    return os.path.join(os.path.expanduser(state), "toolhost")
+
+
+def secret_dirs() -> list[str]:
+    """toolhost's folders no tool may reach: the runtime folders and the trust store's."""
+    return [*runtime_dirs(), state_dir()]

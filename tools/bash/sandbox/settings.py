@@ -12,9 +12,10 @@ in the worktree and in the directory. A linked worktree (``git worktree add``) g
 its git dir and the shared one writable, their hooks and config protected.
 
 Denied for reading: every ``read`` deny rule whose pattern names one file or
-directory (``~/.ssh/*``, ``secrets/**``). toolhost's runtime directory (the
-sidecar's lock files hold the token that lets a client run tools) is a secret:
-hidden where a mount namespace can be made, else denied for reading. A pattern with
+directory (``~/.ssh/*``, ``secrets/**``). toolhost's runtime directories (the
+sidecar's lock files hold the token that lets a client run tools) and the trust
+store's folder are secrets: hidden where a mount namespace can be made, else
+denied for reading. A pattern with
 other wildcards (``*.env``) cannot be expressed to the kernel: the read tool's
 asks still apply, commands are not stopped.
 
@@ -31,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tools.bash.sandbox.plan import MODES, NETWORKS, Mode, Network, Policy
+from tools.config.dirs import secret_dirs
 from tools.config.effective import Config
 from tools.permission.rules import Rule, expand_home, wildcard_match
 
@@ -126,7 +128,7 @@ def policy(
         protected=tuple(_unique(protected)),
         read_denied=tuple(_unique(read_denied)),
         hidden=tuple(_unique(hidden)),
-        secrets=(runtime_dir(),),
+        secrets=tuple(secret_dirs()),
     )
 
 
@@ -188,14 +190,6 @@ def _project_path(path: str, worktree: Path) -> str:
 
 def cache_home() -> str:
     return os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-
-
-def runtime_dir() -> str:
-    """toolhost's runtime directory (lock files and tokens), as platformdirs finds it."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
-    if not os.path.isdir(base):
-        base = f"/tmp/runtime-{os.getuid()}"  # platformdirs' fallback
-    return os.path.join(base, "toolhost")
 
 
 def hidden_paths(configured: Sequence[str] | None) -> list[str]:
