@@ -15,8 +15,8 @@ from tools.bash.decision import Decision, Denial, decide
 from tools.bash.effects import Effects, effects
 from tools.context import ToolContext
 from tools.errors import PermissionDeniedError, PermissionRejectedError
-from tools.permission.asks import PermissionReply
 from tools.fsio.paths import is_inside, locations, real, relative
+from tools.permission.asks import PermissionReply
 from tools.permission.rules import Rule, wildcard_match
 
 ASK_TITLE_CHARS = 80  # of the command, in a permission prompt's title
