@@ -8,8 +8,10 @@ and whatever this call adds (directories approved in its asks). The supervisor
 adds the command's private temp directory and the device files.
 
 Protected (read-only even though the project is writable): ``PROTECTED`` below,
-in the worktree and in the directory. A linked worktree (``git worktree add``) gets
-its git dir and the shared one writable, their hooks and config protected.
+in the worktree and in the directory, and what decides which config and hooks git
+uses in every repository there (``tools.permission.git_files``). A linked worktree
+(``git worktree add``) gets its git dir and the shared one writable, their hooks,
+config and pointers protected.
 
 Denied for reading: every ``read`` deny rule whose pattern names one file or
 directory (``~/.ssh/*``, ``secrets/**``). toolhost's runtime directories (the
@@ -34,6 +36,7 @@ from pathlib import Path
 from tools.bash.sandbox.plan import MODES, NETWORKS, Mode, Network, Policy
 from tools.config.dirs import secret_dirs
 from tools.config.effective import Config
+from tools.permission.git_files import protected_git_paths
 from tools.permission.rules import Rule, expand_home, wildcard_match
 
 # Paths in a project that code outside the sandbox runs or obeys: git hooks and
@@ -112,13 +115,13 @@ def policy(
         *extra_writable,
     ]
     protected = [os.path.join(root, name) for root in roots for name in PROTECTED]
+    # What decides which config and hooks git uses, for every repository in the
+    # project (``tools.permission.git_files``): read-only where it exists.
+    protected += [p for root in roots for p in protected_git_paths(root)]
     if os.path.isfile(os.path.join(worktree, ".git")):
-        protected.append(os.path.join(worktree, ".git"))
         # A linked worktree (git worktree add): git writes its own git dir and the
-        # shared one (objects, refs); their hooks and config stay read-only.
-        for git_dir in linked_git_dirs(worktree):
-            writable.append(git_dir)
-            protected += [os.path.join(git_dir, n) for n in ("hooks", "config", "config.worktree")]
+        # shared one (objects, refs); what decides its config and hooks stays read-only.
+        writable += linked_git_dirs(worktree)
     read_denied = [_project_path(p, worktree) for p in literal_paths(rules, "read", "deny")]
     hidden = hidden_paths(settings.hidden)
     return Policy(
