@@ -76,16 +76,28 @@ DEFAULT_CACHES = (
 )
 
 # Sockets of programs that would run a command unsandboxed if asked: the D-Bus
-# session bus and systemd (systemd-run --user), Neovim and VS Code (their remote
-# control), tmux, Docker and Podman. Relative to $XDG_RUNTIME_DIR unless absolute.
+# session bus and systemd (systemd-run --user), the editors' remote control (Neovim,
+# VS Code and code-server, Emacs's server), the terminal multiplexers (tmux, screen),
+# Docker and Podman. Relative to $XDG_RUNTIME_DIR unless absolute; {tmp} is each
+# temp folder (/tmp and $TMPDIR), {uid} and {user} this user. Where the editors put
+# them without $XDG_RUNTIME_DIR: Neovim /tmp/nvim.$USER/, VS Code /tmp/vscode-*.sock,
+# Emacs /tmp/emacs$UID/.
 DEFAULT_HIDDEN = (
     "bus",
     "systemd",
     "nvim.*",
     "vscode-*",
+    "code-server*",
+    "emacs",
     "docker.sock",
     "podman",
-    "/tmp/tmux-{uid}",
+    "{tmp}/nvim.{user}",
+    "{tmp}/vscode-*.sock",
+    "{tmp}/code-server*.sock",
+    "{tmp}/emacs{uid}",
+    "{tmp}/tmux-{uid}",
+    "{tmp}/screens/S-{user}",
+    "/run/screen/S-{user}",
     "/run/docker.sock",
     "/var/run/docker.sock",
 )
@@ -199,12 +211,30 @@ def hidden_paths(configured: Sequence[str] | None) -> list[str]:
     runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
     patterns = DEFAULT_HIDDEN if configured is None else configured
     found: list[str] = []
-    for pattern in patterns:
-        pattern = expand_home(pattern.replace("{uid}", str(os.getuid())))
-        if not os.path.isabs(pattern):
-            pattern = os.path.join(runtime, pattern)
-        found += sorted(glob.glob(pattern)) if _WILDCARDS & set(pattern) else [pattern]
+    for written in patterns:
+        for pattern in _placeholders_filled(written):
+            pattern = expand_home(pattern)
+            if not os.path.isabs(pattern):
+                pattern = os.path.join(runtime, pattern)
+            found += sorted(glob.glob(pattern)) if _WILDCARDS & set(pattern) else [pattern]
     return found
+
+
+def _placeholders_filled(pattern: str) -> list[str]:
+    """``pattern`` with ``{uid}``, ``{user}`` and ``{tmp}`` (once per temp folder) filled."""
+    import pwd
+    import tempfile
+
+    uid = os.getuid()
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = os.environ.get("USER", str(uid))
+    filled = pattern.replace("{uid}", str(uid)).replace("{user}", user)
+    if "{tmp}" not in filled:
+        return [filled]
+    temps = dict.fromkeys(("/tmp", tempfile.gettempdir()))
+    return [filled.replace("{tmp}", base) for base in temps]
 
 
 def _unique(items: Iterable[str]) -> list[str]:
