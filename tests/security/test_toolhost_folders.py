@@ -112,11 +112,12 @@ async def test_the_lock_file_is_out_of_reach_of_every_tool(
 async def test_the_trust_store_is_refused_to_the_file_tools(worktree: Path) -> None:
     store = store_path()
     store.parent.mkdir(parents=True, exist_ok=True)
+    before = store.read_text() if store.exists() else None
     result = await open_host(worktree).execute(
         "write", {"filePath": str(store), "content": json.dumps({"trusted": ["/"]})}
     )
     assert result.is_error and "toolhost's own folder" in result.output
-    assert not store.exists()
+    assert (store.read_text() if store.exists() else None) == before
 
 
 @pytest.mark.skipif(landlock.abi_version() < landlock.MIN_ABI, reason="no Landlock ABI 3+")
@@ -125,6 +126,7 @@ async def test_bash_cannot_read_the_lock_file_or_the_trust_store(
 ) -> None:
     store = store_path()
     store.parent.mkdir(parents=True, exist_ok=True)
+    kept = store.read_bytes() if store.exists() else None
     store.write_text('{"note": "s3cret-trust"}')
     line = f'cat "$(printf %s {lock.parent})/{lock.name}" "$(printf %s {store.parent})/trust.json"'
     off = open_host(worktree, sandbox=SandboxSettings(mode="off"))
@@ -133,7 +135,10 @@ async def test_bash_cannot_read_the_lock_file_or_the_trust_store(
     assert TOKEN in shown and "s3cret-trust" in shown  # the attack works unsandboxed
     result = await open_host(worktree).execute("bash", args, editor=RecordingEditor())
     assert TOKEN not in result.output and "s3cret-trust" not in result.output
-    store.unlink()
+    if kept is None:
+        store.unlink()
+    else:
+        store.write_bytes(kept)
 
 
 # ------------------------------------------------------------- toolhost mcp's socket
