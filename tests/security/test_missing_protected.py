@@ -10,6 +10,7 @@ is left as it was: no placeholder stays after the command.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 
 from tests.security.test_git_files import git, new_repo
 from tests.tools.test_sandbox import OFF, bash, make_host
-from tools.bash.sandbox import landlock, masks
+from tools.bash.sandbox import landlock, masks, probe
 
 pytestmark = pytest.mark.skipif(
     landlock.abi_version() < landlock.MIN_ABI, reason="this kernel has no Landlock ABI 3+"
@@ -57,8 +58,14 @@ POINT_ELSEWHERE = (
 )
 
 
-@pytest.mark.parametrize("defence", ["off", "on"])
-async def test_a_missing_commondir_cannot_point_git_elsewhere(tmp_path: Path, defence: str) -> None:
+@pytest.mark.parametrize("defence", ["off", "on", "on-bwrap"])
+async def test_a_missing_commondir_cannot_point_git_elsewhere(
+    tmp_path: Path, defence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if defence == "on-bwrap":
+        if shutil.which("bwrap") is None:
+            pytest.skip("bubblewrap is not installed")
+        monkeypatch.setenv(probe.SIMULATE_VAR, "no-landlock")  # bubblewrap is the engine
     root, marker = new_repo(tmp_path / "project"), tmp_path / "pwned"
     host = make_host(root, OFF if defence == "off" else None)
     result = await bash(host, POINT_ELSEWHERE.format(marker=marker))
@@ -68,6 +75,7 @@ async def test_a_missing_commondir_cannot_point_git_elsewhere(tmp_path: Path, de
         return
     assert not marker.exists(), result.output
     assert not (root / ".git" / "commondir").exists()  # the placeholder went with it
+    assert result.metadata["sandbox"]["engine"] == ("bwrap" if "bwrap" in defence else "landlock")
 
 
 async def test_git_works_while_commondir_is_masked(tmp_path: Path) -> None:
