@@ -14,7 +14,9 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,7 @@ def open_host(worktree: Path, everything: bool = True, **config: Any) -> ToolHos
 
 def defence_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """No folder of toolhost's counts as its own: only the rules decide, as before."""
+    monkeypatch.setattr(external, "secret_folder", lambda *paths: None)
     monkeypatch.setattr(external, "secret_dirs", lambda: [])
 
 
@@ -139,6 +142,24 @@ async def test_bash_cannot_read_the_lock_file_or_the_trust_store(
         store.unlink()
     else:
         store.write_bytes(kept)
+
+
+@pytest.mark.parametrize("defence", ["off", "on"])
+async def test_an_acp_relays_lock_file_is_out_of_reach(
+    worktree: Path, defence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``toolhost acp`` keeps its relay's lock file in a private runtime folder in /tmp."""
+    if defence == "off":
+        defence_off(monkeypatch)
+    relay = Path(tempfile.mkdtemp(prefix="toolhost-acp-"))
+    try:
+        (relay / "toolhost").mkdir()
+        lock = relay / "toolhost" / "sidecar-1.json"
+        lock.write_text(json.dumps({"token": TOKEN}))
+        result = await open_host(worktree).execute("read", {"filePath": str(lock)})
+        assert (TOKEN in result.output) is (defence == "off"), result.output
+    finally:
+        shutil.rmtree(relay)
 
 
 # ------------------------------------------------------------- toolhost mcp's socket

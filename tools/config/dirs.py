@@ -55,6 +55,19 @@ def state_dir() -> str:
     return os.path.join(os.path.expanduser(state), "toolhost")
 
 
+def relay_runtime_patterns() -> list[str]:
+    """Where ``toolhost acp`` makes the private runtime folders of its relays (each holds
+    a lock file with a token), as ``fnmatch`` patterns."""
+    import tempfile
+
+    temps = dict.fromkeys(("/tmp", tempfile.gettempdir()))
+    return [os.path.join(base, "toolhost-acp-*") for base in temps]
+
+
 def secret_dirs() -> list[str]:
-    """toolhost's folders no tool may reach: the runtime folders and the trust store's."""
-    return [*runtime_dirs(), state_dir()]
+    """toolhost's folders no tool may reach: the runtime folders (the relays' that
+    exist now included) and the trust store's."""
+    import glob
+
+    relays = [found for pattern in relay_runtime_patterns() for found in glob.glob(pattern)]
+    return [*runtime_dirs(), *sorted(relays), state_dir()]

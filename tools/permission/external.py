@@ -9,12 +9,13 @@ socket a client trusts, and the trust store's folder)."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tools.arguments.malformed import control_problem
-from tools.config.dirs import secret_dirs
+from tools.config.dirs import relay_runtime_patterns, runtime_dirs, secret_dirs, state_dir
 from tools.errors import PermissionDeniedError, ToolError
 from tools.fsio.openat2 import has_no_symlinks, is_own_real_path
 from tools.fsio.paths import control_character, real_under_text
@@ -88,10 +89,17 @@ async def assert_external_directory(
 
 def secret_folder(*paths: str) -> str | None:
     """The toolhost folder (runtime, trust store) one of ``paths`` is in, else None."""
-    for secret in secret_dirs():
+    for secret in [*runtime_dirs(), state_dir()]:
         prefix = secret + "/"
         if any(path == secret or path.startswith(prefix) for path in paths):
             return secret
+    for pattern in relay_runtime_patterns():  # a relay's, made after this started too
+        for path in paths:
+            parts = path.split("/")
+            for depth in range(2, len(parts) + 1):
+                folder = "/".join(parts[:depth])
+                if fnmatch.fnmatchcase(folder, pattern):
+                    return folder
     return None
 
 
