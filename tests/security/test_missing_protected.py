@@ -50,6 +50,9 @@ async def test_a_missing_editor_file_cannot_be_created(worktree: Path, target: s
     assert not (worktree / target).exists(), result.output
     assert listing(worktree) == before  # no placeholder left behind
     assert "protected" in result.metadata["sandbox"]["enforced"]
+    if target.startswith(".vscode"):  # the model is told why
+        blocked = result.metadata["sandbox"]["blocked"]
+        assert {"path": str(worktree / target), "kind": "protected"} in blocked, blocked
 
 
 POINT_ELSEWHERE = (
