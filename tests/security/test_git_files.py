@@ -74,6 +74,14 @@ def worktree_config(root: Path) -> str:
     return "printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > .git/config.worktree"
 
 
+def included(root: Path) -> str:
+    """include.path names a file in the work tree: git reads it as config."""
+    new_repo(root)
+    (root / "shared.gitconfig").write_text("[color]\n\tui = auto\n")
+    git(root, "config", "include.path", "../shared.gitconfig")
+    return "printf '[core]\\n\\tfsmonitor = touch {marker}\\n' >> shared.gitconfig"
+
+
 def commondir(root: Path) -> str:
     """A linked worktree: its git dir's commondir names the shared git dir, and a
     rewritten one points git at a config the agent wrote."""
@@ -92,6 +100,7 @@ ATTACKS: dict[str, tuple[Callable[[Path], str], list[str], str]] = {
     "nested": (nested, ["status", "--short"], "sub"),
     "config.worktree": (worktree_config, ["status", "--short"], "."),
     "commondir": (commondir, ["status", "--short"], "."),
+    "include.path": (included, ["status", "--short"], "."),
 }
 
 

@@ -3,11 +3,11 @@
 git obeys more than ``.git/config`` and ``.git/hooks``: ``commondir`` (and a linked
 worktree's ``gitdir:`` file) say where the shared git dir is, ``config.worktree``
 adds config under ``extensions.worktreeConfig``, ``info/`` holds attributes,
-``core.hooksPath`` moves the hooks (``.husky/_``: husky's hooks run the scripts
-beside them in ``.husky``), and every repository nested in the project (or a
-submodule's git dir under ``.git/modules``) has all of these again.  Whoever can
-write one can have the editor's next ``git status`` run a command outside every
-sandbox (``core.fsmonitor``).  The file tools ask for every path under a ``.git``
+``include.path`` pulls in another config file, ``core.hooksPath`` moves the hooks
+(``.husky/_``: husky's hooks run the scripts beside them in ``.husky``), and every
+repository nested in the project (or a submodule's git dir under ``.git/modules``)
+has all of these again.  Whoever can write one can have the editor's next ``git
+status`` run a command outside every sandbox (``core.fsmonitor``).  The file tools ask for every path under a ``.git``
 (``tools.permission.protected``); the bash sandbox keeps the ones that exist
 read-only (``tools.bash.sandbox.settings``).
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 import subprocess
 
 # In a git dir, what decides which config, hooks and common dir git uses.
@@ -156,6 +157,36 @@ def _may_move_hooks(git_dir: str) -> bool:
     return False
 
 
+_SECTION = re.compile(r'^\s*\[\s*(include|includeif)\b', re.IGNORECASE)
+_OTHER_SECTION = re.compile(r"^\s*\[")
+_PATH = re.compile(r'^\s*path\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;#]*))', re.IGNORECASE)
+
+
+def included_files(config: str) -> list[str]:
+    """The files a git config includes (``include.path``, ``includeIf.*.path``), as git
+    resolves them: ``~/`` from the home folder, a relative one from the config's folder.
+    Those are config too: one in the work tree would be a config the agent can write."""
+    try:
+        with open(config, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(1 << 20).splitlines()
+    except OSError:
+        return []
+    found: list[str] = []
+    including = False
+    for line in lines:
+        if _OTHER_SECTION.match(line):
+            including = bool(_SECTION.match(line))
+            continue
+        match = _PATH.match(line) if including else None
+        if match is None:
+            continue
+        value = (match.group(1) if match.group(1) is not None else match.group(2) or "").strip()
+        if value:
+            value = os.path.expanduser(value)
+            found.append(os.path.normpath(os.path.join(os.path.dirname(config), value)))
+    return found
+
+
 def protected_git_paths(root: str) -> list[str]:
     """Everything under ``root`` (and the git dirs its ``gitdir:`` files name) that
     decides which config and hooks git uses: for bash, kept read-only where it exists."""
@@ -166,6 +197,8 @@ def protected_git_paths(root: str) -> list[str]:
         dirs = git_dirs(dot_git)
         for git_dir in dirs:
             found += control_paths(git_dir)
+            for name in ("config", "config.worktree"):
+                found += included_files(os.path.join(git_dir, name))
         if any(_may_move_hooks(d) for d in dirs):
             found += hook_folders(os.path.dirname(dot_git))
     return list(dict.fromkeys(found))
