@@ -7,9 +7,10 @@ adds config under ``extensions.worktreeConfig``, ``info/`` holds attributes,
 (``.husky/_``: husky's hooks run the scripts beside them in ``.husky``), and every
 repository nested in the project (or a submodule's git dir under ``.git/modules``)
 has all of these again.  Whoever can write one can have the editor's next ``git
-status`` run a command outside every sandbox (``core.fsmonitor``).  The file tools ask for every path under a ``.git``
-(``tools.permission.protected``); the bash sandbox keeps the ones that exist
-read-only (``tools.bash.sandbox.settings``).
+status`` run a command outside every sandbox (``core.fsmonitor``).  The file tools
+ask for every path under a ``.git`` and for these (``tools.permission.protected``);
+the bash sandbox keeps the ones that exist read-only and masks some missing ones
+(``tools.bash.sandbox.settings``, ``masks``).
 
 Nested repositories are found by walking the project, skipping the folders tools
 fill (``node_modules``, virtual environments, caches), at most ``MAX_DEPTH`` deep
