@@ -158,7 +158,7 @@ def _may_move_hooks(git_dir: str) -> bool:
     return False
 
 
-_SECTION = re.compile(r'^\s*\[\s*(include|includeif)\b', re.IGNORECASE)
+_SECTION = re.compile(r"^\s*\[\s*(include|includeif)\b", re.IGNORECASE)
 _OTHER_SECTION = re.compile(r"^\s*\[")
 _PATH = re.compile(r'^\s*path\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;#]*))', re.IGNORECASE)
 
