@@ -11,9 +11,14 @@ token (``server.lockfile``; ``docs/protocol.md``, "Attach"):
   an upgrade with an ``Origin`` header is refused (403) unless the origin was
   allowed (``--allow-origin``): every web page can open a socket to loopback.
 
-Connections that have not authenticated do not claim the server: a stranger who
-connects first cannot lock the user out.  Once a client is in, the listener closes
-and the server ends when that client disconnects.
+Connections that have not authenticated do not claim the server, and cannot keep
+the user out: each has ``AUTH_SECONDS`` to present the token, at most
+``PENDING_PER_PEER`` may wait from one address (``MAX_PENDING`` in all), and a new
+connection is always let in, the oldest waiting one from its address (or, when all
+are full, from the busiest address) let go to make room.  So idle connections from
+a stranger only ever push out each other: the token holder, who sends the token as
+soon as it connects, is let in.  Once a client is in, the listener closes and the
+server ends when that client disconnects.
 """
 
 from __future__ import annotations
@@ -35,9 +40,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("toolhost.transport")
 
 WIND_DOWN_SECONDS = 10.0
-# A connection must present the token this soon, and only this many may be waiting.
-AUTH_SECONDS = 10.0
-MAX_PENDING = 16
+# A connection must present the token this soon; this many may wait, from one address
+# and in all (the oldest is let go for a new one).
+AUTH_SECONDS = 3.0
+PENDING_PER_PEER = 8
+MAX_PENDING = 32
 FIRST_FRAME_HEADERS = LSP_HEADERS | {b"authorization"}
 
 # An HTTP request line (RFC 9112), or the start of one: "GET ", "POST /x HTTP/1.1".
@@ -177,30 +184,52 @@ class TcpListener:
     def __init__(self, protocol: ToolhostProtocol, token: str) -> None:
         self.protocol = protocol
         self.token = token
-        self.pending: set[TcpConnection] = set()
+        self.pending: dict[TcpConnection, str] = {}  # oldest first, with its peer's address
         self.client: asyncio.Future[TcpConnection] = asyncio.get_running_loop().create_future()
         self.server: asyncio.Server | None = None
 
     def admit(self, connection: TcpConnection) -> bool:
-        if self.client.done() or len(self.pending) >= MAX_PENDING:
+        """Let a new connection wait for its token, making room by letting the oldest go."""
+        if self.client.done():
             return False
-        self.pending.add(connection)
+        peer = _peer_host(connection.transport)
+        same = [c for c, host in self.pending.items() if host == peer]
+        if len(same) >= PENDING_PER_PEER:
+            self._let_go(same[0], f"more than {PENDING_PER_PEER} connections from {peer} waited")
+        elif len(self.pending) >= MAX_PENDING:
+            counts: dict[str, int] = {}
+            for host in self.pending.values():
+                counts[host] = counts.get(host, 0) + 1
+            busiest = max(counts, key=lambda host: counts[host])
+            oldest = next(c for c, host in self.pending.items() if host == busiest)
+            self._let_go(oldest, f"more than {MAX_PENDING} connections waited")
+        self.pending[connection] = peer
         return True
 
+    def _let_go(self, connection: TcpConnection, why: str) -> None:
+        self.pending.pop(connection, None)
+        connection.refuse(f"{why} to present the token; the oldest was let go")
+
     def forget(self, connection: TcpConnection) -> None:
-        self.pending.discard(connection)
+        self.pending.pop(connection, None)
 
     def claim(self, connection: TcpConnection) -> None:
         """The first client to authenticate is the one: everyone else is let go."""
         assert connection.transport is not None
-        self.pending.discard(connection)
+        self.pending.pop(connection, None)
         for other in list(self.pending):
             other.refuse("another client has attached")
+        self.pending.clear()
         if self.server is not None:
             self.server.close()
         log.info("client attached from %s", connection.transport.get_extra_info("peername"))
         self.protocol.set_writer(PipeWriter(connection.transport))
         self.client.set_result(connection)
+
+
+def _peer_host(transport: asyncio.BaseTransport | None) -> str:
+    peer = transport.get_extra_info("peername") if transport is not None else None
+    return str(peer[0]) if isinstance(peer, tuple) and peer else "?"
 
 
 async def serve_tcp(

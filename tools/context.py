@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tools.abort import AbortSignal, run_blocking
 from tools.editor import EditorBridge
-from tools.fsio.paths import Pins
+from tools.fsio.paths import Pins, visible
 from tools.permission.asks import AlwaysOption, PermissionReply, PermissionRequest
 from tools.permission.prompts import plain_title
 from tools.permission.rules import Rule
@@ -205,7 +205,8 @@ class ToolContext:
         ):
             return None  # allowed by the rules: no request to build
         self.people_asked += 1
-        title = title or plain_title(self.tool, permission, patterns, metadata or {})
+        # A control character in a title could make it show something it does not say.
+        title = visible(title or plain_title(self.tool, permission, patterns, metadata or {}))
         request = PermissionRequest(
             session_id=self.session_id,
             call_id=self.call_id,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tools.agents.catalog import Agent, agents_from_config
 from tools.agents.policy import ChildPolicy
-from tools.config.effective import Config
+from tools.config.effective import DEFAULT_SUBAGENT_DEPTH, Config
 from tools.config.saved import ConfigRuleStore
 from tools.context import ToolContext
 from tools.custom.loader import CustomTools, LoadProblem
@@ -43,7 +43,6 @@ from tools.truncation import output_dir
 if TYPE_CHECKING:
     from tools.agents.children import Child
 
-DEFAULT_SUBAGENT_DEPTH = 1
 # Denied in every child session unless its agent names them in its own rules.
 CHILD_DENIED_UNLESS_DECLARED = ("todowrite", "todoread", "task")
 

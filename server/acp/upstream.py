@@ -57,7 +57,7 @@ async def connect(
     ``defaults``: the caller's ``agent`` and ``model``."""
     peer = Peer(notifications=notifications)
     assert lock.socket is not None
-    await connect_unix(lock.socket, peer, CONNECT_SECONDS)
+    await connect_unix(lock.socket, peer, CONNECT_SECONDS, sidecar_pid=lock.pid)
     options: dict[str, Any] = {**(defaults or {}), "token": lock.token, "sessionID": session_id}
     await asyncio.wait_for(
         peer.request(

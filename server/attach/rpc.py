@@ -210,7 +210,55 @@ class Peer:
         self._write({"jsonrpc": "2.0", "id": msg_id, "error": error})
 
 
-async def connect_unix(path: str, peer: Peer, timeout: float = 5.0) -> Peer:
+class NotTheSidecar(OSError):
+    """The socket a lock file names is not served by the live sidecar that wrote it."""
+
+
+async def connect_unix(
+    path: str, peer: Peer, timeout: float = 5.0, *, sidecar_pid: int | None = None
+) -> Peer:
+    """Connect ``peer`` to the Unix socket ``path``.
+
+    ``sidecar_pid``: the pid the lock file names.  Anyone who can edit a lock file could
+    point it at a listener of their own and collect the token a client then sends, so
+    the socket file must belong to this user and the process at the other end must be
+    this user's, with that pid (``SO_PEERCRED``, which the kernel fills in).
+    """
+    if sidecar_pid is not None:
+        _check_socket_file(path)
     loop = asyncio.get_running_loop()
-    await asyncio.wait_for(loop.create_unix_connection(peer.protocol, path), timeout)
+    transport, _ = await asyncio.wait_for(loop.create_unix_connection(peer.protocol, path), timeout)
+    if sidecar_pid is not None:
+        try:
+            _check_peer(transport.get_extra_info("socket"), path, sidecar_pid)
+        except NotTheSidecar:
+            transport.abort()
+            raise
     return peer
+
+
+def _check_socket_file(path: str) -> None:
+    import os
+    import stat
+
+    info = os.lstat(path)
+    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid():
+        raise NotTheSidecar(
+            f"{path} is not a socket of this user (owner uid {info.st_uid}); refusing to send "
+            "the token there"
+        )
+
+
+def _check_peer(connection: Any, path: str, sidecar_pid: int) -> None:
+    import os
+    import socket
+    import struct
+
+    creds = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, _gid = struct.unpack("3i", creds)
+    if uid != os.getuid() or pid != sidecar_pid:
+        raise NotTheSidecar(
+            f"{path} is served by process {pid} of uid {uid}, not by the sidecar its lock "
+            f"file names (pid {sidecar_pid}, uid {os.getuid()}): the lock file may have been "
+            "rewritten; refusing to send the token there"
+        )

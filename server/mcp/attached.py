@@ -44,7 +44,7 @@ async def attach(
         options["model"] = {"providerID": model[0], "modelID": model[1]}
     try:
         assert lock.socket is not None
-        await connect_unix(lock.socket, backend.peer, CONNECT_SECONDS)
+        await connect_unix(lock.socket, backend.peer, CONNECT_SECONDS, sidecar_pid=lock.pid)
         await asyncio.wait_for(
             backend.peer.request(
                 "initialize",

@@ -3,13 +3,17 @@
 Checked before a tool's schema, for every tool: a lone surrogate (JSON's ``"\\ud800"``)
 cannot be written to a file or passed to a process; a NUL byte ends a C string, so a
 path or a command containing one means something other than it says; a path longer
-than ``PATH_MAX`` cannot be opened.  Each is reported as ``invalid_arguments`` naming
-the field, instead of surfacing later as an ``internal`` fault.
+than ``PATH_MAX`` cannot be opened; a path with a control character (a newline, an
+escape) would show a person something other than the file it names (a forged diff
+header in a review, a title that hides the real name).  Each is reported as
+``invalid_arguments`` naming the field, instead of surfacing later as an ``internal`` fault.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from tools.fsio.paths import control_character, visible
 
 # Fields whose value is file content: a NUL byte is just a character there.
 TEXT_FIELDS = frozenset({"content", "oldString", "newString", "patchText", "text"})
@@ -76,6 +80,10 @@ def _string_problems(text: str, field: str, name: str, found: list[tuple[str, st
         )
         return
     if name in PATH_FIELDS:
+        found_control = control_character(text)
+        if found_control is not None:
+            found.append((field, control_problem(text, found_control)))
+            return
         size = len(encoded)
         if size > PATH_MAX:
             found.append((field, f"is {size} bytes long; a path is at most {PATH_MAX} bytes"))
@@ -89,6 +97,15 @@ def _string_problems(text: str, field: str, name: str, found: list[tuple[str, st
                         f"{NAME_MAX}",
                     )
                 )
+
+
+def control_problem(path: str, index: int) -> str:
+    """What is wrong with a path holding a control character at ``index``, for the model."""
+    return (
+        f"contains a control character ({visible(path[index])}) at character {index}; a path "
+        f"cannot contain control characters (newlines, tabs, escapes): name the file "
+        f"without them (as given: {visible(path)})"
+    )
 
 
 def _lone_surrogate(text: str) -> int | None:

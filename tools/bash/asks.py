@@ -16,6 +16,7 @@ from tools.bash.effects import Effects, effects
 from tools.context import ToolContext
 from tools.errors import PermissionDeniedError, PermissionRejectedError
 from tools.fsio.paths import is_inside, locations, real, relative
+from tools.permission.asks import PermissionReply
 from tools.permission.rules import Rule, wildcard_match
 
 ASK_TITLE_CHARS = 80  # of the command, in a permission prompt's title
@@ -35,8 +36,13 @@ async def ask_to_run(
     *,
     strict: bool,
 ) -> list[str]:
-    """Ask what the rules say to; return the outside directories this call may write to
-    (the ones it names as write targets, now allowed).
+    """Ask what the rules say to; return the outside directories this call may write to:
+    the ones it names as write targets, when a person allowed them just now.
+
+    A rule that allowed them without a person is not enough: only a literal rule makes a
+    folder writable for the kernel (``sandbox.settings``), so a wildcard rule (``"allow"``,
+    ``"*"``) cannot turn what the parser read in the line (``cp x ~/``) into a writable
+    home folder for every writer in it.
 
     ``strict``: the kernel does not hold the command's writes, so a path only known
     when it runs makes the command unknown.
@@ -47,9 +53,10 @@ async def ask_to_run(
     _decide(analysis, ctx)
     roots = (real(ctx.directory), real(ctx.worktree))
     outside, written = await ctx.run_blocking(_outside_dirs, found, workdir, roots)
+    answered = None
     if outside:
         globs = [f"{d.as_posix().rstrip('/')}/*" for d in outside]
-        await ctx.ask(
+        answered = await ctx.ask(
             "external_directory",
             globs,
             globs,
@@ -76,7 +83,12 @@ async def ask_to_run(
         await ctx.ask("bash", decision.patterns, decision.always, metadata, title=title)
     elif decision.force:
         await _ask_regardless(ctx, decision.patterns, metadata, title)
-    return [str(d) for d in written]
+    return [str(d) for d in granted(written, answered)]
+
+
+def granted(written: list[Path], answered: PermissionReply | None) -> list[Path]:
+    """The write targets a person allowed (``answered``); none when only rules did."""
+    return written if answered is not None else []
 
 
 def _ask_title(command: str, workdir: Path, ctx: ToolContext) -> str:

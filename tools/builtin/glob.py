@@ -13,7 +13,7 @@ from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio.paths import relative, resolve
 from tools.fsio.rg import Ripgrep, check_glob_error
-from tools.permission.external import assert_external_directory
+from tools.permission.external import assert_external_directory, secret_exclusions
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 
@@ -82,6 +82,7 @@ async def find(search: Path, pattern: str) -> tuple[list[tuple[str, int]], bool]
         args.append(f"--glob={pattern}")
     # Last, so that no pattern can bring .git back (rg: the later of two globs wins).
     args.append("--glob=!.git")
+    args += secret_exclusions(search)  # toolhost's own folders below it are never listed
     root = os.fsencode(search)
     found: list[tuple[str, int]] = []
     async with Ripgrep(args, cwd=search, separator=b"\0") as rg:

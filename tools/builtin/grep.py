@@ -21,7 +21,7 @@ from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio.paths import resolve
 from tools.fsio.rg import RgExit, Ripgrep, check_glob_error, error_line
-from tools.permission.external import assert_external_directory
+from tools.permission.external import assert_external_directory, secret_exclusions
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 
@@ -128,9 +128,12 @@ async def search_contents(
     if include:
         args.append(f"--glob={include}")
     # Last, so that no include glob can bring .git back (rg: the later of two globs wins).
-    args += ["--glob=!.git", "--", str(search)]
+    args += ["--glob=!.git"]
+    # toolhost's own folders below it are never searched (globs anchored at rg's cwd)
+    exclusions = secret_exclusions(search) if search.is_dir() else []
+    args += [*exclusions, "--", str(search)]
     matches = Matches()
-    async with Ripgrep(args) as rg:
+    async with Ripgrep(args, cwd=search if exclusions else None) as rg:
         async for records in rg:
             if not all(map(matches.add, records)):
                 break  # leaving the block stops rg

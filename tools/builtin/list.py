@@ -14,7 +14,7 @@ from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio.paths import relative, resolve
 from tools.fsio.rg import Ripgrep, check_glob_error
-from tools.permission.external import assert_external_directory
+from tools.permission.external import assert_external_directory, secret_exclusions
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 
@@ -97,6 +97,7 @@ def _require_directory(search: Path) -> None:
 async def list_files(search: Path, globs: list[str]) -> list[str]:
     """Up to LIMIT files under ``search``, relative, with forward slashes."""
     args = ["--files", "--null", "--hidden", "--glob=!.git", *(f"--glob={g}" for g in globs)]
+    args += secret_exclusions(search)  # toolhost's own folders below it are never listed
     files: list[str] = []
     async with Ripgrep(args, cwd=search, separator=b"\0") as rg:
         async for records in rg:

@@ -15,6 +15,7 @@ from typing import Any
 from tools.changes.line_match import Opcode, line_opcodes, split_lines
 from tools.changes.positions import PositionEncoding, has_lone_cr
 from tools.changes.workspace_edit import text_edits
+from tools.fsio.paths import visible
 
 __all__ = ["FileDiff", "diff_texts", "trim_diff"]
 
@@ -128,6 +129,7 @@ def diff_texts(
             deletions += i2 - i1
             additions += j2 - j1
 
+    path = visible(path)  # a control character in a name cannot forge a header line
     out = [f"diff --git a/{path} b/{path}\n"]
     if not old_exists:
         out.append(f"new file mode {_FILE_MODE}\n")

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tools.config.errors import ConfigError, KeyPath, show
+from tools.config.rights import rights
 
 AGENT_MODES = ("subagent", "primary", "all")
 
@@ -44,19 +45,21 @@ _ENV_REFERENCE = re.compile(r"\{env:([^}]+)\}")
 class AgentConfig:
     """One ``agent.<name>`` entry (every field optional: it may refine a built-in)."""
 
-    mode: str | None = None
-    description: str | None = None
-    model: str | None = None  # "provider/model"
-    prompt: str | None = None
+    # Which agents may run it (primary, subagent, all), and on which endpoint.
+    mode: str | None = field(default=None, metadata=rights("any_change"))
+    description: str | None = field(default=None, metadata=rights("harmless"))
+    model: str | None = field(default=None, metadata=rights("any_change"))  # "provider/model"
+    prompt: str | None = field(default=None, metadata=rights("harmless"))
     # OpenCode's permission object for this agent, with its deprecated ``tools`` map
     # already folded in (``{"bash": false}`` -> ``{"bash": "deny"}``).
-    permission: Mapping[str, Any] = field(default_factory=dict)
-    tools: Mapping[str, bool] = field(default_factory=dict)  # as written, for hiding
-    disable: bool = False
-    hidden: bool | None = None
-    steps: int | None = None
-    temperature: float | None = None
-    top_p: float | None = None
+    permission: Mapping[str, Any] = field(default_factory=dict, metadata=rights("rules"))
+    # As written, for hiding.
+    tools: Mapping[str, bool] = field(default_factory=dict, metadata=rights("switched_on"))
+    disable: bool = field(default=False, metadata=rights("off_widens"))
+    hidden: bool | None = field(default=None, metadata=rights("harmless"))
+    steps: int | None = field(default=None, metadata=rights("higher_widens", default=float("inf")))
+    temperature: float | None = field(default=None, metadata=rights("harmless"))
+    top_p: float | None = field(default=None, metadata=rights("harmless"))
 
 
 @dataclass(frozen=True)

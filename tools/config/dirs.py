@@ -28,3 +28,46 @@ def project_ancestors(directory: Path, worktree: Path) -> list[Path]:
             if parent == worktree:
                 break
     return chain
+
+
+def runtime_dirs() -> list[str]:
+    """Every folder toolhost's runtime folder (lock files with tokens, sockets) may be.
+
+    platformdirs takes ``$XDG_RUNTIME_DIR`` when it is a private folder of this user,
+    else ``/run/user/<uid>``, else ``runtime-<uid>`` in the temp folder: all of them,
+    since which one a sidecar chose depends on its environment, not ours.
+    """
+    import tempfile
+
+    uid = os.getuid()
+    bases = [
+        os.environ.get("XDG_RUNTIME_DIR") or "",
+        f"/run/user/{uid}",
+        os.path.join(tempfile.gettempdir(), f"runtime-{uid}"),
+        f"/tmp/runtime-{uid}",
+    ]
+    return list(dict.fromkeys(os.path.join(base, "toolhost") for base in bases if base))
+
+
+def state_dir() -> str:
+    """toolhost's state folder, where the trust store lives (as platformdirs finds it)."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
+    return os.path.join(os.path.expanduser(state), "toolhost")
+
+
+def relay_runtime_patterns() -> list[str]:
+    """Where ``toolhost acp`` makes the private runtime folders of its relays (each holds
+    a lock file with a token), as ``fnmatch`` patterns."""
+    import tempfile
+
+    temps = dict.fromkeys(("/tmp", tempfile.gettempdir()))
+    return [os.path.join(base, "toolhost-acp-*") for base in temps]
+
+
+def secret_dirs() -> list[str]:
+    """toolhost's folders no tool may reach: the runtime folders (the relays' that
+    exist now included) and the trust store's."""
+    import glob
+
+    relays = [found for pattern in relay_runtime_patterns() for found in glob.glob(pattern)]
+    return [*runtime_dirs(), *sorted(relays), state_dir()]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tools.config.errors import ConfigProblem
+from tools.config.rights import rights
 from tools.permission.rules import Rule, Ruleset, wildcard_match
 from tools.truncation import MAX_BYTES, MAX_LINES
 
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
 
 # What an untrusted folder still runs without asking (when the rules allow it): the
 # tools that only read, or only keep the session's own notes.  Everything else asks.
+# OpenCode's default ``subagent_depth``: a sub-agent may not start sub-agents of its own.
+DEFAULT_SUBAGENT_DEPTH = 1
+
 READ_ONLY_PERMISSIONS = (
     *("read", "glob", "grep", "list", "lsp", "skill", "todoread", "todowrite", "question"),
 )
@@ -50,31 +54,50 @@ class SandboxSettings:
 @dataclass(frozen=True)
 class Config:
     # tool id (or wildcard) -> on/off; the last matching key decides
-    enabled: Mapping[str, bool] = field(default_factory=dict)
+    enabled: Mapping[str, bool] = field(
+        default_factory=dict, metadata=rights("switched_on", "tools")
+    )
     # Appended after the built-in and agent rules; includes the fail-closed rules.
-    rules: Ruleset = field(default_factory=list)
-    tool_output: ToolOutputLimits = ToolOutputLimits()
-    # Sources that could not be used; when any, the config fails closed.
-    problems: tuple[ConfigProblem, ...] = ()
+    rules: Ruleset = field(default_factory=list, metadata=rights("rules", "permission"))
+    tool_output: ToolOutputLimits = field(
+        default=ToolOutputLimits(), metadata=rights("harmless", "tool_output")
+    )
+    # Sources that could not be used; when any, the config fails closed (which the
+    # rules compared show: failing closed is stricter, fixing it looser).
+    problems: tuple[ConfigProblem, ...] = field(default=(), metadata=rights("rules"))
     # The sources' own rules, before the fail-closed rules were added.
-    source_rules: Ruleset = field(default_factory=list)
+    source_rules: Ruleset = field(default_factory=list, metadata=rights("rules", "permission"))
     # The denials read from sources that could not be used (``tools.config.salvage``).
-    salvaged: Ruleset = field(default_factory=list)
+    salvaged: Ruleset = field(default_factory=list, metadata=rights("rules", "permission"))
     # The folder is not trusted (``tools.permission.trust``): all but the read-only tools ask.
-    untrusted: bool = False
+    untrusted: bool = field(default=False, metadata=rights("off_widens", "trust"))
     # The YAML registry's bash lists and directories, in source order (the bash
     # tool checks every command a line could run against these).
-    allowed_commands: tuple[str, ...] = ()
-    denied_commands: tuple[str, ...] = ()
-    allowed_dirs: tuple[str, ...] = ()
+    allowed_commands: tuple[str, ...] = field(default=(), metadata=rights("more"))
+    denied_commands: tuple[str, ...] = field(default=(), metadata=rights("fewer"))
+    allowed_dirs: tuple[str, ...] = field(default=(), metadata=rights("more"))
     # Sub-agents and model endpoints (``tools.config.agents``).
-    agents: Mapping[str, AgentConfig] = field(default_factory=dict)
-    providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
-    model: str | None = None  # "provider/model"
-    subagent_depth: int | None = None
-    primary_tools: tuple[str, ...] = ()
-    continue_loop_on_deny: bool = False
-    sandbox: SandboxSettings = SandboxSettings()
+    agents: Mapping[str, AgentConfig] = field(
+        default_factory=dict, metadata=rights("per_agent", "agent")
+    )
+    # Where the code and prompts are sent: a new endpoint is a new recipient.
+    providers: Mapping[str, ProviderConfig] = field(
+        default_factory=dict, metadata=rights("any_change", "provider")
+    )
+    model: str | None = field(default=None, metadata=rights("any_change"))  # "provider/model"
+    subagent_depth: int | None = field(
+        default=None, metadata=rights("higher_widens", default=DEFAULT_SUBAGENT_DEPTH)
+    )
+    # Tools only a primary agent gets: one removed from the list reaches sub-agents.
+    primary_tools: tuple[str, ...] = field(
+        default=(), metadata=rights("fewer", "experimental.primary_tools")
+    )
+    continue_loop_on_deny: bool = field(
+        default=False, metadata=rights("on_widens", "experimental.continue_loop_on_deny")
+    )
+    sandbox: SandboxSettings = field(
+        default=SandboxSettings(), metadata=rights("any_change", "sandbox")
+    )
 
     def is_enabled(self, tool_id: str) -> bool:
         on = True

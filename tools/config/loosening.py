@@ -16,20 +16,117 @@ inserting a deny can only tighten; anything else counts as loosening.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import Field, fields, replace
+from typing import Any
 
+from tools.config.agents import AgentConfig
 from tools.config.effective import Config
+from tools.config.rights import KINDS, Widening
 from tools.permission.defaults import AGENT_RULES, default_rules
-from tools.permission.rules import Rule, Ruleset, rules_from_config
+from tools.permission.rules import Rule, Ruleset, rules_from_config, wildcard_match
 from tools.truncation import output_dir
 
 _RANK = {"deny": 0, "ask": 1, "allow": 2}
 
 
 def loosenings(old: Config, new: Config, tool_ids: Iterable[str] = ()) -> list[str]:
-    """What ``new`` may allow that ``old`` does not, one phrase each ([]: nothing)."""
+    """What ``new`` may allow that ``old`` does not, one phrase each ([]: nothing).
+
+    Every key is compared by the kind its field declares (``tools.config.rights``):
+    the rules together, below; each other key on its own.
+    """
     found: list[str] = []
+    change = _rules_loosening(old, new)
+    if change is not None:
+        found.append(change)
+    ids = [*tool_ids]
+    for key in fields(Config):
+        kind = declared(key)
+        if kind == "rules":
+            continue  # compared above, all rule-bearing keys at once
+        if kind == "per_agent":
+            found += _agent_loosenings(old, new, ids)
+            continue
+        before, after = getattr(old, key.name), getattr(new, key.name)
+        found += compare(kind, _name(key), before, after, key.metadata["default"], ids)
+    return list(dict.fromkeys(found))
+
+
+class UndeclaredKey(TypeError):
+    """A config field without ``metadata=rights(...)``: nobody said whether it widens."""
+
+
+def declared(key: Field[Any]) -> Widening:
+    kind = key.metadata.get("rights")
+    if kind not in KINDS:
+        raise UndeclaredKey(
+            f"config field {key.name!r} does not declare how it can widen what an agent may "
+            "do: give it metadata=rights(...) (tools.config.rights)"
+        )
+    return kind  # type: ignore[no-any-return]
+
+
+def compare(
+    kind: Widening, name: str, before: Any, after: Any, default: float | None, ids: list[str]
+) -> list[str]:
+    """How ``after`` widens ``before`` for a key of ``kind``, in words ([]: it does not)."""
+    match kind:
+        case "harmless" | "rules" | "per_agent":
+            return []
+        case "switched_on":
+            tools = sorted({*ids, *before, *after})
+            return [
+                f"the {t} tool is switched on"
+                for t in tools
+                if _on(after, t) and not _on(before, t)
+            ]
+        case "more":
+            return [f"{name} adds {item!r}" for item in _added(before, after)]
+        case "fewer":
+            return [f"{name} no longer lists {item!r}" for item in _added(after, before)]
+        case "on_widens":
+            return [f"{name} is turned on"] if after and not before else []
+        case "off_widens":
+            return [f"{name} is turned off"] if before and not after else []
+        case "higher_widens":
+            low = float(default if before is None else before)  # type: ignore[arg-type]
+            high = float(default if after is None else after)  # type: ignore[arg-type]
+            return [f"{name} goes from {low:g} to {high:g}"] if high > low else []
+        case "any_change":
+            return [f"{name} changes"] if before != after else []
+    raise UndeclaredKey(f"unknown kind {kind!r} for {name}")
+
+
+def _name(key: Field[Any]) -> str:
+    return str(key.metadata.get("key") or key.name)
+
+
+def _on(switches: Mapping[str, bool], tool_id: str) -> bool:
+    """On unless the last key matching ``tool_id`` says off (``Config.is_enabled``)."""
+    on = True
+    for pattern, value in switches.items():
+        if wildcard_match(tool_id, pattern):
+            on = value
+    return on
+
+
+def _agent_loosenings(old: Config, new: Config, ids: list[str]) -> list[str]:
+    """Each agent's keys compared by their kinds; a new agent is a widening."""
+    found: list[str] = []
+    for agent in new.agents:
+        if agent not in old.agents and agent not in AGENT_RULES:
+            found.append(f"agent {agent} is added")
+        before, after = old.agents.get(agent, AgentConfig()), new.agents[agent]
+        for key in fields(AgentConfig):
+            kind = declared(key)
+            name = f"agent.{agent}.{_name(key)}"
+            values = getattr(before, key.name), getattr(after, key.name)
+            found += compare(kind, name, *values, key.metadata["default"], ids)
+    return found
+
+
+def _rules_loosening(old: Config, new: Config) -> str | None:
     # Every agent either config names too: ``agent.<name>.permission`` is the last word
     # on that agent's rules, so a new entry there can loosen as much as ``permission``.
     for agent in dict.fromkeys(("build", *AGENT_RULES, *old.agents, *new.agents)):
@@ -39,21 +136,8 @@ def loosenings(old: Config, new: Config, tool_ids: Iterable[str] = ()) -> list[s
             new.effective_rules(base, _agent_rules(new, agent)),
         )
         if change is not None:
-            found.append(change if agent == "build" else f"{change} (agent {agent})")
-            break
-    ids = {*tool_ids, *old.enabled, *new.enabled}
-    found += [f"the {t} tool is switched on" for t in sorted(ids) if _turned_on(old, new, t)]
-    found += [
-        f"command {c!r} is allowed" for c in _added(old.allowed_commands, new.allowed_commands)
-    ]
-    found += [
-        f"command {c!r} is no longer denied"
-        for c in _added(new.denied_commands, old.denied_commands)
-    ]
-    found += [f"folder {d} is allowed" for d in _added(old.allowed_dirs, new.allowed_dirs)]
-    if new.sandbox != old.sandbox:  # any change counts: which ones widen is not worth guessing
-        found.append("the bash sandbox's settings change")
-    return list(dict.fromkeys(found))
+            return change if agent == "build" else f"{change} (agent {agent})"
+    return None
 
 
 def _agent_rules(config: Config, agent: str) -> Ruleset:
@@ -86,13 +170,13 @@ def first_loosening(old: Sequence[Rule], new: Sequence[Rule]) -> str | None:
     return None
 
 
-def _turned_on(old: Config, new: Config, tool_id: str) -> bool:
-    return new.is_enabled(tool_id) and not old.is_enabled(tool_id)
-
-
 def _added(before: Sequence[str], after: Sequence[str]) -> list[str]:
     kept = set(before)
     return [item for item in dict.fromkeys(after) if item not in kept]
+
+
+def _lower(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def held(accepted: Config, new: Config) -> Config:
@@ -116,5 +200,9 @@ def held(accepted: Config, new: Config) -> Config:
         allowed_commands=tuple(c for c in accepted.allowed_commands if c in new.allowed_commands),
         denied_commands=tuple(dict.fromkeys((*accepted.denied_commands, *new.denied_commands))),
         allowed_dirs=tuple(d for d in accepted.allowed_dirs if d in new.allowed_dirs),
+        # The keys that widen one way tighten the other: the stricter of the two holds.
+        primary_tools=tuple(dict.fromkeys((*accepted.primary_tools, *new.primary_tools))),
+        continue_loop_on_deny=accepted.continue_loop_on_deny and new.continue_loop_on_deny,
+        subagent_depth=_lower(accepted.subagent_depth, new.subagent_depth),
     )
     return replace(result, rules=[*source, *result.tail(source)])

@@ -27,6 +27,32 @@ def resolve_text(path: str, base: Path | str) -> str:
     return os.path.normpath(joined)
 
 
+# Characters no path shown to a person may carry as they are: C0 and C1 controls, DEL,
+# and Unicode's line and paragraph separators (each can start a new line on screen, so a
+# name could forge a diff header or a title).
+_CONTROLS = frozenset(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029))
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def control_character(text: str) -> int | None:
+    """The index of the first control character in ``text``, else None."""
+    if text.isprintable():  # the fast path: no control character at all
+        return None
+    return next((i for i, char in enumerate(text) if char in _CONTROLS), None)
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character written as an escape (``\\n``, ``\\x1b``)."""
+    if control_character(text) is None:
+        return text
+    return "".join(_escape(char) if char in _CONTROLS else char for char in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
 def real(path: Path) -> Path:
     """The path with every symlink resolved, even when the tail does not exist yet.
 

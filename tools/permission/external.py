@@ -1,14 +1,24 @@
 """The external-directory guard every file tool passes (reference §3.6): a target outside
-the project, as written or with its symlinks resolved, asks ``external_directory``."""
+the project, as written or with its symlinks resolved, asks ``external_directory``.
+
+Two kinds of path are refused before any rule is consulted, so no rule and no answer
+can let a tool reach them: a path with a control character (it would show a person
+something other than the file it names), and toolhost's own folders (the runtime
+folder, whose lock files hold the tokens that let a client run tools and name the
+socket a client trusts, and the trust store's folder)."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from tools.arguments.malformed import control_problem
+from tools.config.dirs import relay_runtime_patterns, runtime_dirs, secret_dirs, state_dir
+from tools.errors import PermissionDeniedError, ToolError
 from tools.fsio.openat2 import has_no_symlinks, is_own_real_path
-from tools.fsio.paths import real_under_text
+from tools.fsio.paths import control_character, real_under_text
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -40,6 +50,10 @@ async def assert_external_directory(
     # Text, not Paths, unless there is a person to ask: this runs for every file a call
     # touches.
     written_text = os.path.normpath(target)
+    control = control_character(written_text)
+    if control is not None:
+        problem = control_problem(written_text, control)
+        raise ToolError(f"The path {problem}.", kind="invalid_arguments")
     folder, name = os.path.split(written_text)
     resolved_text = written_text
     if name:
@@ -54,6 +68,7 @@ async def assert_external_directory(
         ctx.pins.pin(folder, real_folder)  # where the name itself lives (a delete)
     # physical: `link/..` is the link target's parent
     ctx.pins.pin(written_text, resolved_text)
+    refuse_secret(written_text, resolved_text)
     roots = ctx.host.roots  # inside a root: equal to it, or under it (one C-level test each)
     resolved_inside = resolved_text in roots.real or resolved_text.startswith(roots.real_prefixes)
     if resolved_inside and (
@@ -70,3 +85,51 @@ async def assert_external_directory(
         [glob],
         {"filepath": str(outside), "parentDir": str(directory)},
     )
+
+
+def secret_folder(*paths: str) -> str | None:
+    """The toolhost folder (runtime, trust store) one of ``paths`` is in, else None."""
+    for secret in [*runtime_dirs(), state_dir()]:
+        prefix = secret + "/"
+        if any(path == secret or path.startswith(prefix) for path in paths):
+            return secret
+    for pattern in relay_runtime_patterns():  # a relay's, made after this started too
+        for path in paths:
+            parts = path.split("/")
+            for depth in range(2, len(parts) + 1):
+                folder = "/".join(parts[:depth])
+                if fnmatch.fnmatchcase(folder, pattern):
+                    return folder
+    return None
+
+
+def refuse_secret(written: str, resolved: str) -> None:
+    """Refuse a path in toolhost's own folders: no rule or answer may open them."""
+    secret = secret_folder(written, resolved, os.path.realpath(resolved))
+    if secret is None:
+        return
+    raise PermissionDeniedError(
+        f"{written} is in {secret}, toolhost's own folder (its lock files hold the tokens "
+        "that let a client run tools, and the trust store decides which folders' config "
+        "and tools are used). No tool may read or change it, whatever the rules say, and "
+        "the user cannot be asked for it: do the task without it."
+    )
+
+
+def secret_exclusions(search: Path | str) -> list[str]:
+    """ripgrep globs (for a search run with ``cwd=search``) that leave out every toolhost
+    folder below ``search``, so a search of a folder holding one never reads it."""
+    found: list[str] = []
+    searched = os.path.normpath(search)
+    for base in dict.fromkeys((searched, os.path.realpath(searched))):
+        prefix = base.rstrip("/") + "/"
+        for secret in secret_dirs():
+            for form in dict.fromkeys((secret, os.path.realpath(secret))):
+                if form.startswith(prefix):
+                    found.append("--glob=!/" + glob_escape(form[len(prefix) :]))
+    return list(dict.fromkeys(found))
+
+
+def glob_escape(text: str) -> str:
+    """``text`` as a ripgrep glob that matches only itself."""
+    return "".join(f"[{c}]" if c in "*?[]{}\\!" else c for c in text)

@@ -2,8 +2,10 @@
 
 Config files (``opencode.json[c]``, ``tools.yaml``), everything under ``.opencode/``
 (config, custom tools, plugins), the user's global config dir (its custom tools too),
-git's hooks and config (``core.hooksPath``, ``core.fsmonitor`` and aliases run
-commands), the editors' project settings that run code when a folder opens, and
+everything under any ``.git`` in the project and what else decides which config
+and hooks git uses (``tools.permission.git_files``: the hooks folder it really uses,
+a linked worktree's shared git dir; ``core.hooksPath``, ``core.fsmonitor`` and aliases
+run commands), the editors' project settings that run code when a folder opens, and
 toolhost's own trust store and crash journal.  Writing any of them would let the
 agent widen its own permissions or run code outside every check, so the change
 pipeline asks for it every time, whatever the rules allow, with a prompt that says
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from tools.config.dirs import global_config_dir
 from tools.fsio.paths import is_inside
+from tools.permission import git_files
 
 if TYPE_CHECKING:
     from tools.context import Host
@@ -46,42 +49,59 @@ ALTERS = (
 )
 
 
-def protected_roots(host: Host) -> list[Path]:
-    """Folders and files protected wherever they are (outside the project too)."""
+GIT = "git runs the hooks and obeys the config in .git on the user's behalf"
+
+
+def protected_roots(host: Host) -> dict[Path, str]:
+    """Folders and files protected wherever they are (outside the project too), each
+    with why: of git, also the hooks folder it really uses and the git dirs a
+    ``gitdir:`` file names."""
     from tools.changes.journal import journal_root
     from tools.permission.trust import store_path
 
-    roots = [global_config_dir(), *host.custom_watch_dirs(), store_path(), journal_root()]
+    roots: dict[Path, str] = {
+        global_config_dir(): "it is in the user's own config folder (global config and "
+        "custom tools)",
+        **{
+            d: ".opencode holds the project's config and custom tools (code the tools run)"
+            if d.name == ".opencode"
+            else "it is a folder custom tools are loaded from"
+            for d in host.custom_watch_dirs()
+        },
+        store_path(): "toolhost's own trust store decides which folders' config is used",
+        journal_root(): "toolhost's crash journal decides what it undoes on its next start",
+    }
     for project in dict.fromkeys((host.worktree, host.directory)):
-        roots += [project / name for name in PROTECTED_IN_PROJECT]
-    return list(dict.fromkeys(roots))
+        for name in PROTECTED_IN_PROJECT:
+            roots.setdefault(project / name, _why(name))
+        for path in git_files.protected_git_paths(str(project)):
+            roots.setdefault(Path(path), GIT)
+    return roots
 
 
-def reason(path: Path, host: Host) -> str | None:
-    """Why a change to ``path`` alters what the agent may do, or None."""
+def reason(path: Path, host: Host, roots: dict[Path, str] | None = None) -> str | None:
+    """Why a change to ``path`` alters what the agent may do, or None (``roots``:
+    ``protected_roots(host)``, when the caller has them)."""
     forms = _forms(path)
     for form in forms:
         inside_project = any(is_inside(form, root) for root in _projects(host))
         if inside_project and form.name in PROTECTED_NAMES:
             return f"{form.name} is a config file that sets the agent's permissions and tools"
-        for root in protected_roots(host):
-            for root_form in _forms(root):
-                if is_inside(form, root_form):
-                    return _why(root_form, host)
+        if inside_project and ".git" in form.parts:  # any repository's, nested ones too
+            return GIT
+    for root, why in (roots if roots is not None else protected_roots(host)).items():
+        for root_form in _forms(root):
+            if any(is_inside(form, root_form) for form in forms):
+                return why
     return None
 
 
-def _why(root: Path, host: Host) -> str:
-    name = root.name
-    if name == "hooks" or root.parent.name == ".git":
-        return "git runs the hooks and obeys the config in .git on the user's behalf"
+def _why(name: str) -> str:
+    if name.startswith(".git"):
+        return GIT
     if name == ".opencode":
         return ".opencode holds the project's config and custom tools (code the tools run)"
-    if any(is_inside(root, d) for d in _forms(global_config_dir())):
-        return "it is in the user's own config folder (global config and custom tools)"
-    if name in (".vscode", ".nvim.lua", ".nvimrc", ".exrc"):
-        return f"{name} holds editor settings that can run code when the folder is opened"
-    return "toolhost's own trust store and crash journal decide what it does on its next start"
+    return f"{name} holds editor settings that can run code when the folder is opened"
 
 
 def _projects(host: Host) -> list[Path]:
@@ -98,8 +118,9 @@ def _forms(path: Path) -> list[Path]:
 def protected_changes(paths: Iterable[Path], host: Host) -> dict[Path, str]:
     """The paths among ``paths`` that are protected, each with why."""
     found: dict[Path, str] = {}
+    roots = protected_roots(host)
     for path in paths:
-        why = reason(path, host)
+        why = reason(path, host, roots)
         if why is not None:
             found[path] = why
     return found

@@ -74,7 +74,7 @@ def _candidates(line: str) -> list[str]:
 
 
 def _refusal(path: str, plan: Plan) -> Literal["outside", "protected"] | None:
-    if any(_inside(path, p) for p in plan.protected):
+    if any(_inside(path, p) for p in [*plan.protected, *plan.masked]):
         return "protected"
     allowed = [*plan.writable, *plan.devices]
     if any(_inside(path, p) for p in allowed):

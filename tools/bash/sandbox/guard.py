@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.bash.sandbox import bwrap, child, landlock, probe, proctable, seccomp, wire
+from tools.bash.sandbox import bwrap, child, landlock, masks, probe, proctable, seccomp, wire
 from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 
@@ -85,6 +85,7 @@ class Guard:
         self.support = probe.probe()
         self.seccomp_code = seccomp.program() if self.support.seccomp else None
         self.tmp_root = tempfile.mkdtemp(prefix=f"toolhost-bash-{os.getppid()}-")
+        self.placeholders = masks.Placeholders()
 
     # ---------------------------------------------------------------- the loop
 
@@ -160,6 +161,8 @@ class Guard:
                 tmpdir = tempfile.mkdtemp(prefix=f"call-{call_id}-", dir=self.tmp_root)
                 env.update(TMPDIR=tmpdir, TMP=tmpdir, TEMP=tmpdir)
                 plan.writable.append(tmpdir)
+            if plan.masked and (plan.namespaces or plan.engine == "bwrap"):
+                plan.protected += self.placeholders.take(call_id, plan.masked)
             if plan.engine == "landlock":
                 spec = landlock.Spec(
                     writable=plan.writable,
@@ -180,6 +183,7 @@ class Guard:
         if error:
             if tmpdir:
                 shutil.rmtree(tmpdir, ignore_errors=True)
+            self.placeholders.release(call_id)
             self._send({"op": "failed", "id": call_id, "error": error})
             return
         self.calls[call_id] = _Call(call_id, pid, tmpdir)
@@ -302,13 +306,15 @@ class Guard:
         """The leader is reaped (and a kill, if any, is done): report, then tidy up."""
         call.reported = True
         self.calls.pop(call.id, None)
-        self._send({"op": "exited", "id": call.id, "status": call.status})
         leftovers: dict[int, int] = {}
         if call.kill is None:
             # Its orphans were started after it: their pids are higher (unless pids
             # wrapped around meanwhile; then they are counted with a later call).
             leftovers = self._strays(proctable.table(since=call.pid))
             self.adopted.update(leftovers)  # they belong to this call: keep them running
+        if not leftovers:  # before the result: the project is as the command left it
+            self.placeholders.release(call.id)
+        self._send({"op": "exited", "id": call.id, "status": call.status})
         if not leftovers and call.tmpdir:
             shutil.rmtree(call.tmpdir, ignore_errors=True)
 
@@ -383,6 +389,7 @@ class Guard:
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
+        self.placeholders.release_all()  # no command is left to use them
         shutil.rmtree(self.tmp_root, ignore_errors=True)
 
 

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from tools.bash.sandbox import masks
 from tools.bash.sandbox.landlock import MIN_ABI
 from tools.bash.sandbox.probe import Support
 
@@ -82,6 +83,7 @@ class Plan:
     writable: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)
     protected: list[str] = field(default_factory=list)  # existing when planned
+    masked: list[str] = field(default_factory=list)  # missing: placeholders (``masks``)
     pinned: list[str] = field(default_factory=list)  # their parents, made mount points
     read_denied: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
@@ -148,6 +150,7 @@ def _paths(plan: Plan, policy: Policy) -> None:
         plan.writable.append(SHARED_MEMORY)
     plan.read_denied = _unique(_existing(policy.read_denied))
     plan.protected = _unique(_existing(policy.protected))
+    plan.masked = masks.to_mask(list(policy.protected))
     plan.hidden = _unique(_existing([*policy.hidden, *policy.secrets]))
     plan.pinned = _pins(plan.protected, plan.writable)
 
@@ -159,7 +162,7 @@ def _landlock(plan: Plan, policy: Policy, support: Support) -> None:
     plan.enforced.append("fs-write")
     plan.namespaces = support.userns
     if support.userns:
-        if plan.protected:
+        if plan.protected or plan.masked:
             plan.enforced.append("protected")
     else:
         if plan.protected:
@@ -168,7 +171,7 @@ def _landlock(plan: Plan, policy: Policy, support: Support) -> None:
         if set(plan.hidden) - set(secrets):
             plan.missing.append(_without_userns("hidden paths can still be reached", support))
         plan.read_denied = _unique([*plan.read_denied, *secrets])
-        plan.protected, plan.pinned, plan.hidden = [], [], []
+        plan.protected, plan.pinned, plan.hidden, plan.masked = [], [], [], []
     if plan.read_denied and "fs-read" not in plan.enforced:
         plan.enforced.append("fs-read")
     if policy.network == "deny":
@@ -191,7 +194,7 @@ def _bwrap(plan: Plan, policy: Policy, support: Support) -> None:
     plan.enforced.append("fs-write")
     if plan.read_denied:
         plan.enforced.append("fs-read")
-    if plan.protected:
+    if plan.protected or plan.masked:
         plan.enforced.append("protected")
     if policy.network == "deny":
         plan.netns = True

@@ -8,13 +8,16 @@ and whatever this call adds (directories approved in its asks). The supervisor
 adds the command's private temp directory and the device files.
 
 Protected (read-only even though the project is writable): ``PROTECTED`` below,
-in the worktree and in the directory. A linked worktree (``git worktree add``) gets
-its git dir and the shared one writable, their hooks and config protected.
+in the worktree and in the directory, and what decides which config and hooks git
+uses in every repository there (``tools.permission.git_files``). A linked worktree
+(``git worktree add``) gets its git dir and the shared one writable, their hooks,
+config and pointers protected.
 
 Denied for reading: every ``read`` deny rule whose pattern names one file or
-directory (``~/.ssh/*``, ``secrets/**``). toolhost's runtime directory (the
-sidecar's lock files hold the token that lets a client run tools) is a secret:
-hidden where a mount namespace can be made, else denied for reading. A pattern with
+directory (``~/.ssh/*``, ``secrets/**``). toolhost's runtime directories (the
+sidecar's lock files hold the token that lets a client run tools) and the trust
+store's folder are secrets: hidden where a mount namespace can be made, else
+denied for reading. A pattern with
 other wildcards (``*.env``) cannot be expressed to the kernel: the read tool's
 asks still apply, commands are not stopped.
 
@@ -31,7 +34,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tools.bash.sandbox.plan import MODES, NETWORKS, Mode, Network, Policy
+from tools.config.dirs import secret_dirs
 from tools.config.effective import Config
+from tools.permission.git_files import protected_git_paths
 from tools.permission.rules import Rule, expand_home, wildcard_match
 
 # Paths in a project that code outside the sandbox runs or obeys: git hooks and
@@ -71,16 +76,28 @@ DEFAULT_CACHES = (
 )
 
 # Sockets of programs that would run a command unsandboxed if asked: the D-Bus
-# session bus and systemd (systemd-run --user), Neovim and VS Code (their remote
-# control), tmux, Docker and Podman. Relative to $XDG_RUNTIME_DIR unless absolute.
+# session bus and systemd (systemd-run --user), the editors' remote control (Neovim,
+# VS Code and code-server, Emacs's server), the terminal multiplexers (tmux, screen),
+# Docker and Podman. Relative to $XDG_RUNTIME_DIR unless absolute; {tmp} is each
+# temp folder (/tmp and $TMPDIR), {uid} and {user} this user. Where the editors put
+# them without $XDG_RUNTIME_DIR: Neovim /tmp/nvim.$USER/, VS Code /tmp/vscode-*.sock,
+# Emacs /tmp/emacs$UID/.
 DEFAULT_HIDDEN = (
     "bus",
     "systemd",
     "nvim.*",
     "vscode-*",
+    "code-server*",
+    "emacs",
     "docker.sock",
     "podman",
-    "/tmp/tmux-{uid}",
+    "{tmp}/nvim.{user}",
+    "{tmp}/vscode-*.sock",
+    "{tmp}/code-server*.sock",
+    "{tmp}/emacs{uid}",
+    "{tmp}/tmux-{uid}",
+    "{tmp}/screens/S-{user}",
+    "/run/screen/S-{user}",
     "/run/docker.sock",
     "/var/run/docker.sock",
 )
@@ -110,13 +127,13 @@ def policy(
         *extra_writable,
     ]
     protected = [os.path.join(root, name) for root in roots for name in PROTECTED]
+    # What decides which config and hooks git uses, for every repository in the
+    # project (``tools.permission.git_files``): read-only where it exists.
+    protected += [p for root in roots for p in protected_git_paths(root)]
     if os.path.isfile(os.path.join(worktree, ".git")):
-        protected.append(os.path.join(worktree, ".git"))
         # A linked worktree (git worktree add): git writes its own git dir and the
-        # shared one (objects, refs); their hooks and config stay read-only.
-        for git_dir in linked_git_dirs(worktree):
-            writable.append(git_dir)
-            protected += [os.path.join(git_dir, n) for n in ("hooks", "config", "config.worktree")]
+        # shared one (objects, refs); what decides its config and hooks stays read-only.
+        writable += linked_git_dirs(worktree)
     read_denied = [_project_path(p, worktree) for p in literal_paths(rules, "read", "deny")]
     hidden = hidden_paths(settings.hidden)
     return Policy(
@@ -126,7 +143,7 @@ def policy(
         protected=tuple(_unique(protected)),
         read_denied=tuple(_unique(read_denied)),
         hidden=tuple(_unique(hidden)),
-        secrets=(runtime_dir(),),
+        secrets=tuple(secret_dirs()),
     )
 
 
@@ -190,24 +207,34 @@ def cache_home() -> str:
     return os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
 
 
-def runtime_dir() -> str:
-    """toolhost's runtime directory (lock files and tokens), as platformdirs finds it."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
-    if not os.path.isdir(base):
-        base = f"/tmp/runtime-{os.getuid()}"  # platformdirs' fallback
-    return os.path.join(base, "toolhost")
-
-
 def hidden_paths(configured: Sequence[str] | None) -> list[str]:
     runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
     patterns = DEFAULT_HIDDEN if configured is None else configured
     found: list[str] = []
-    for pattern in patterns:
-        pattern = expand_home(pattern.replace("{uid}", str(os.getuid())))
-        if not os.path.isabs(pattern):
-            pattern = os.path.join(runtime, pattern)
-        found += sorted(glob.glob(pattern)) if _WILDCARDS & set(pattern) else [pattern]
+    for written in patterns:
+        for pattern in _placeholders_filled(written):
+            pattern = expand_home(pattern)
+            if not os.path.isabs(pattern):
+                pattern = os.path.join(runtime, pattern)
+            found += sorted(glob.glob(pattern)) if _WILDCARDS & set(pattern) else [pattern]
     return found
+
+
+def _placeholders_filled(pattern: str) -> list[str]:
+    """``pattern`` with ``{uid}``, ``{user}`` and ``{tmp}`` (once per temp folder) filled."""
+    import pwd
+    import tempfile
+
+    uid = os.getuid()
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = os.environ.get("USER", str(uid))
+    filled = pattern.replace("{uid}", str(uid)).replace("{user}", user)
+    if "{tmp}" not in filled:
+        return [filled]
+    temps = dict.fromkeys(("/tmp", tempfile.gettempdir()))
+    return [filled.replace("{tmp}", base) for base in temps]
 
 
 def _unique(items: Iterable[str]) -> list[str]:
