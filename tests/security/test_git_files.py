@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -169,3 +170,22 @@ async def test_a_file_tool_change_to_what_git_obeys_is_always_asked(
     assert ask.always == [] and protected.ALTERS in ask.title
     assert result.is_error
     assert not path.exists() or "fsmonitor" not in path.read_text(errors="replace")
+
+
+def test_a_repository_made_after_a_listing_is_found_even_with_its_mtime_set_back(
+    tmp_path: Path,
+) -> None:
+    """The walk trusts a folder's earlier listing only while its ctime is unchanged;
+    ``touch -d`` can set an mtime back, never a ctime."""
+    from tools.permission import git_files
+
+    folder = tmp_path / "a" / "b"
+    folder.mkdir(parents=True)
+    old = os.stat(folder)
+    time.sleep(0.2)  # older than the racy window, so the listing is kept
+    assert git_files.repositories(str(tmp_path)) == []
+    (folder / ".git").mkdir()
+    os.utime(folder, ns=(old.st_atime_ns, old.st_mtime_ns))  # the mtime set back
+    assert git_files.repositories(str(tmp_path)) == [str(folder / ".git")]
+    shutil.rmtree(folder / ".git")
+    assert git_files.repositories(str(tmp_path)) == []

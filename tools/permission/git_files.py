@@ -24,6 +24,8 @@ import glob
 import os
 import re
 import subprocess
+import time
+from dataclasses import dataclass
 
 # In a git dir, what decides which config, hooks and common dir git uses.
 IN_GIT_DIR = ("config", "hooks", "commondir", "info", "config.worktree")
@@ -38,24 +40,65 @@ MAX_FOLDERS = 5000
 GIT_SECONDS = 2.0
 
 
+@dataclass(frozen=True)
+class _Folder:
+    """What the walk learnt of one folder, valid while its ctime is ``ctime_ns``."""
+
+    ctime_ns: int
+    has_git: bool
+    subfolders: tuple[str, ...]
+
+
+# Folder -> what it held when last listed. Every file tool call and bash command asks
+# for the repositories, and listing a 100k-file project takes ~100 ms; a folder whose
+# ctime did not change since has not gained or lost an entry (ctime, unlike mtime,
+# cannot be set back by a process), so one stat stands for its listing.
+_listed: dict[str, _Folder] = {}
+# Timestamps come from a coarse clock: a change in the same tick as a listing can keep
+# the ctime it saw. A folder changed this recently is listed again next time (git's
+# "racily clean" rule).
+_RACY_NS = 100_000_000
+
+
+def _folder(path: str) -> _Folder | None:
+    try:
+        ctime_ns = os.stat(path, follow_symlinks=False).st_ctime_ns
+    except OSError:
+        _listed.pop(path, None)
+        return None
+    known = _listed.get(path)
+    if known is not None and known.ctime_ns == ctime_ns:
+        return known
+    listed_at = time.time_ns()
+    has_git, subfolders = False, []
+    with contextlib.suppress(OSError), os.scandir(path) as entries:
+        for entry in entries:
+            if entry.name == ".git":
+                has_git = True
+            elif entry.name not in SKIPPED and entry.is_dir(follow_symlinks=False):
+                subfolders.append(entry.path)
+    folder = _Folder(ctime_ns, has_git, tuple(subfolders))
+    if ctime_ns < listed_at - _RACY_NS:
+        _listed[path] = folder
+    else:
+        _listed.pop(path, None)
+    return folder
+
+
 def repositories(root: str) -> list[str]:
     """Every ``.git`` (folder, or ``gitdir:`` file) at ``root`` and in the folders below."""
     found: list[str] = []
-    if os.path.lexists(os.path.join(root, ".git")):
-        found.append(os.path.join(root, ".git"))
     pending, seen = [(root, 0)], 0
-    while pending and seen < MAX_FOLDERS:
-        folder, depth = pending.pop()
-        with contextlib.suppress(OSError), os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.name == ".git" or entry.name in SKIPPED:
-                    continue
-                if depth < MAX_DEPTH and entry.is_dir(follow_symlinks=False):
-                    seen += 1
-                    inner = os.path.join(entry.path, ".git")
-                    if os.path.lexists(inner):
-                        found.append(inner)
-                    pending.append((entry.path, depth + 1))
+    while pending and seen <= MAX_FOLDERS:
+        path, depth = pending.pop()
+        folder = _folder(path)
+        if folder is None:
+            continue
+        if folder.has_git:
+            found.append(os.path.join(path, ".git"))
+        if depth < MAX_DEPTH:
+            seen += len(folder.subfolders)
+            pending.extend((sub, depth + 1) for sub in folder.subfolders)
     return found
 
 
