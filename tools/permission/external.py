@@ -9,8 +9,9 @@ socket a client trusts, and the trust store's folder)."""
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -89,23 +90,41 @@ async def assert_external_directory(
 
 def secret_folder(*paths: str) -> str | None:
     """The toolhost folder (runtime, trust store) one of ``paths`` is in, else None."""
-    for secret in [*runtime_dirs(), state_dir()]:
-        prefix = secret + "/"
-        if any(path == secret or path.startswith(prefix) for path in paths):
-            return secret
-    for pattern in relay_runtime_patterns():  # a relay's, made after this started too
-        for path in paths:
-            parts = path.split("/")
-            for depth in range(2, len(parts) + 1):
-                folder = "/".join(parts[:depth])
-                if fnmatch.fnmatchcase(folder, pattern):
-                    return folder
+    places = _secret_places(*_place_inputs())
+    for path in paths:  # one C-level test per path and kind: every file tool call asks
+        if path in places.folders or path.startswith(places.under_folders):
+            return next(f for f in places.folders if path == f or path.startswith(f + "/"))
+        if path.startswith(places.relays):  # a relay's, made after this started too
+            prefix = next(p for p in places.relays if path.startswith(p))
+            return prefix + path[len(prefix) :].split("/", 1)[0]
     return None
 
 
+def _place_inputs() -> tuple[str | None, ...]:
+    """What the places of toolhost's folders are derived from."""
+    environ = os.environ
+    return (environ.get("XDG_RUNTIME_DIR"), environ.get("XDG_STATE_HOME"), environ.get("HOME"))
+
+
+@dataclass(frozen=True)
+class _Places:
+    folders: tuple[str, ...]  # the runtime folders and the trust store's
+    under_folders: tuple[str, ...]  # each with a trailing slash
+    relays: tuple[str, ...]  # what a relay's folder's path starts with (toolhost-acp-)
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_places(*_inputs: str | None) -> _Places:
+    """toolhost's folders, worked out once per environment."""
+    folders = (*runtime_dirs(), state_dir())
+    relays = tuple(pattern.removesuffix("*") for pattern in relay_runtime_patterns())
+    return _Places(folders, tuple(f + "/" for f in folders), relays)
+
+
 def refuse_secret(written: str, resolved: str) -> None:
-    """Refuse a path in toolhost's own folders: no rule or answer may open them."""
-    secret = secret_folder(written, resolved, os.path.realpath(resolved))
+    """Refuse a path in toolhost's own folders: no rule or answer may open them.
+    ``resolved``: the path's real path (the guard above has resolved it)."""
+    secret = secret_folder(written, resolved)
     if secret is None:
         return
     raise PermissionDeniedError(
