@@ -91,3 +91,12 @@ def rerun_note(directories: list[str], first: process.Finished) -> str:
         "and the output above is the second run's. Anything the first run did inside the "
         "project was done twice."
     )
+
+
+def capture_roots(ctx: ToolContext, plan: Plan) -> list[str]:
+    """The writable folders whose changes a turn keeps: the project, ``allowed_dirs`` and
+    the folders a person allowed this call (not the package caches or temp folders)."""
+    caches = set(sandbox_settings.cache_paths(ctx.host.config))
+    roots = [str(ctx.worktree), str(ctx.directory), *ctx.host.config.allowed_dirs]
+    roots += [p for p in plan.writable if p not in caches and p not in roots]
+    return [p for p in dict.fromkeys(roots) if p != "/dev/shm"]

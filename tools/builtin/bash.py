@@ -60,7 +60,13 @@ from tools.bash.asks import allow_writing, ask_to_run
 from tools.bash.sandbox import denials as sandbox_denials
 from tools.bash.sandbox import settings as sandbox_settings
 from tools.bash.sandbox.plan import Plan, holds_writes
-from tools.bash.sandboxing import directories_to_offer, plan_for, rerun_note, support_here
+from tools.bash.sandboxing import (
+    capture_roots,
+    directories_to_offer,
+    plan_for,
+    rerun_note,
+    support_here,
+)
 from tools.bash.shell import shell_argv, shell_env
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
@@ -171,6 +177,8 @@ async def _run(
         ctx.metadata(title, {"output": preview.text(), "description": args.description})
 
     ctx.metadata(title, {"output": "", "description": args.description})
+    if ctx.turn is not None and plan.engine != "none":  # keep what it changes (undo)
+        plan.capture = await ctx.run_blocking(ctx.turn.capture_spec, capture_roots(ctx, plan))
     try:
         return await process.run(
             shell_argv(args.command),
