@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     from server.mcp.main import add_arguments
 
     add_arguments(commands.add_parser("mcp", help="serve the tools to an MCP host over stdio"))
+    from server import undo_cli
+
+    undo_cli.add_arguments(commands.add_parser("undo", help="put an agent's turn back"))
     return parser
 
 
@@ -140,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         return trust_folder(args)
     if args.command == "doctor":
         return run_doctor(args)
+    if args.command == "undo":
+        from server import undo_cli
+
+        return undo_cli.main(args)
     return run_tool(args)
 
 

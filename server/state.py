@@ -104,6 +104,7 @@ class ServerState:
             config=options.config,
             permission_defaults=list(options.permission_defaults),
             trusted=trust.trusted,
+            track_outside=True,
         )
         return cls(options, host, options.session_id or new_id("ses"), trust=trust)
 
@@ -143,6 +144,7 @@ class ServerState:
             self._loading.cancel()
         if self._asking is not None and not self._asking.done():
             self._asking.cancel()
+        self.host.checkpoints.end_all()  # each open turn's summary, before the process goes
         self.host.close()
 
     # -- loading --------------------------------------------------------------

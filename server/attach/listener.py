@@ -199,6 +199,7 @@ class AttachedClient:
             message_id=parsed.message_id or "",
             agent=parsed.agent or state.options.agent,
             model=parsed.model or state.options.model,
+            turn_id=parsed.turn_id,
         )
 
     def _bridge(self, message_id: str) -> Any:

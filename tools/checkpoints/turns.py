@@ -309,10 +309,10 @@ class Checkpoints:
                 files = [PathChange.from_json(f) for f in summary.get("files", [])]
                 away = [PathChange.from_json(f) for f in summary.get("outside", [])]
                 git = summary.get("git")
-            elif meta["id"] in open_ids or (folder / restore.JOURNAL).exists():
+            else:  # still running (here or in another toolhost), or its toolhost died
                 files, away, git = merge(folder, store, roots), [], None
-            else:
-                continue  # an empty turn of a toolhost that was killed
+                if not files:
+                    continue
             found.append(
                 {
                     "id": meta["id"],
@@ -323,7 +323,7 @@ class Checkpoints:
                     "client": meta.get("client") or "unknown",
                     "kind": meta.get("kind", "turn"),
                     "restores": meta.get("restores"),
-                    "open": meta["id"] in open_ids,
+                    "open": meta["id"] in open_ids or not isinstance(summary, dict),
                     "files": [self._file(c) for c in files],
                     "outside": [self._file(c) for c in away],
                     **({"git": git} if git else {}),
