@@ -23,6 +23,7 @@ import os
 import shutil
 import stat
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,7 +91,7 @@ class Baseline:
         target = self.object_path(sha)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            temp = target.with_name(target.name + f".{os.getpid()}.tmp")
+            temp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             temp.write_bytes(data)
             os.replace(temp, target)
         return sha

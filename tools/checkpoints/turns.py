@@ -109,6 +109,8 @@ class Turn:
         """A file tool is about to change ``paths``: keep what they hold (blocking)."""
         run = Run(self.new_run(tool))
         for path in paths:
+            for missing in reversed(_missing_parents(path)):  # folders the change makes
+                run.keep(str(missing))
             run.keep(str(path))
 
     def capture_spec(self, roots: list[str]) -> dict[str, Any]:
@@ -299,6 +301,7 @@ class Checkpoints:
         store, roots = self.store, self.roots()
         with self._lock:
             open_ids = {t.id for t in self._open.values()}
+            watching = {t.id for t in self._open.values() if t.baseline is not None}
         found = []
         for folder in self._folders():
             meta = read_json(folder / "meta.json")
@@ -327,6 +330,8 @@ class Checkpoints:
                     "files": [self._file(c) for c in files],
                     "outside": [self._file(c) for c in away],
                     **({"git": git} if git else {}),
+                    # An open turn's changes outside toolhost are seen from its first scan.
+                    **({"watching": meta["id"] in watching} if meta["id"] in open_ids else {}),
                 }
             )
         return found
@@ -501,6 +506,15 @@ class Checkpoints:
             yield
         finally:
             os.close(fd)
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    missing = []
+    parent = path.parent
+    while parent != parent.parent and not os.path.lexists(parent):
+        missing.append(parent)
+        parent = parent.parent
+    return missing
 
 
 def _session(folder: Path) -> str | None:
