@@ -25,7 +25,10 @@ from tools.checkpoints.store import read_json
 from tools.host import ToolHost
 
 INSTRUMENTED = ("replace", "rename", "unlink", "rmdir", "mkdir", "chmod", "symlink", "open")
-COMMAND = "echo A > a.txt && rm b.txt && mkdir -p n/m && echo N > n/m/f && ln -s a.txt l && chmod 700 s.sh"
+COMMAND = (
+    "echo A > a.txt && rm b.txt && mkdir -p n/m && echo N > n/m/f && ln -s a.txt l && "
+    "chmod 700 s.sh"
+)
 
 
 def state(root: Path) -> dict[str, Any]:
