@@ -123,6 +123,9 @@ class ServerState:
             self._changed,
         )
         self._watcher.start()
+        from server.after_the_fact import watch
+
+        watch(self, server)  # a turn's changes made outside toolhost, offered for review
         self._loading = asyncio.get_running_loop().create_task(self._load(), name="toolhost-load")
 
     async def ready(self) -> None:

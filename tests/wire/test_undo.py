@@ -192,21 +192,27 @@ async def test_a_file_changed_since_is_skipped_forced_and_the_undo_brings_it_bac
         assert (root / "a.txt").read_text() == "the person's edit\n"
 
 
+async def watching(client: WireClient) -> None:
+    """Until the open turn's first scan is done (it runs beside the turn's calls)."""
+    for _ in range(200):
+        (turn, *_) = (await client.call("checkpoints/list", {}))["checkpoints"]
+        if turn.get("watching"):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the turn's first scan did not finish")
+
+
 async def test_a_change_made_outside_toolhost_is_listed_and_undone(tmp_path: Path) -> None:
     root, _ = project(tmp_path)
-    async with connect(root, options=OPTIONS) as client:
+    no_review = {k: v for k, v in OPTIONS.items() if k != "editor"}  # nobody to ask
+    async with connect(root, options=no_review) as client:
         await ok(
             client,
             "bash",
             {"command": "echo agent > a.txt"},
             "t1",
         )
-        for _ in range(200):  # the turn's first scan runs beside its calls
-            (turn,) = (await client.call("checkpoints/list", {}))["checkpoints"]
-            if turn.get("watching"):
-                break
-            await asyncio.sleep(0.05)
-        assert turn["watching"]
+        await watching(client)
         subprocess.run(["sh", "-c", f"echo script > {root}/b.txt"], check=True)  # not toolhost
         save(client, root / "user.txt", "saved in the editor\n")
         client.protocol.notify("turn/begin", {"turnID": "t2", "title": "next"})  # t1 ends
@@ -222,6 +228,51 @@ async def test_a_change_made_outside_toolhost_is_listed_and_undone(tmp_path: Pat
     assert (root / "b.txt").read_text() == "one\ntwo\nthree\n"
     assert (root / "a.txt").read_text() == "alpha\n"
     assert (root / "user.txt").read_text() == "saved in the editor\n"
+
+
+async def test_outside_changes_are_reviewed_after_the_turn_per_file_and_hunk(
+    tmp_path: Path,
+) -> None:
+    root, _ = project(tmp_path)
+    lines = [f"line {n}\n" for n in range(1, 21)]
+    (root / "long.txt").write_text("".join(lines))
+    async with connect(root, options=OPTIONS) as client:
+        await ok(client, "bash", {"command": "echo agent > a.txt"}, "t1")
+        await watching(client)
+        edited = [*lines]
+        edited[1], edited[17] = "LINE 2\n", "LINE 18\n"  # two hunks, far apart
+        (root / "long.txt").write_text("".join(edited))  # an agent's own edit tool
+        (root / "b.txt").write_text("from a script\n")
+        save(client, root / "user.txt", "saved in the editor\n")
+        client.ask_reply = {"reply": "once", "hunks": ["long.txt#1"]}  # keep one hunk only
+        client.protocol.notify("turn/begin", {"turnID": "t2", "title": "next"})
+        for _ in range(200):
+            review = [a for a in client.asks if a["metadata"].get("kind") == "afterTheFact"]
+            if review:
+                break
+            await asyncio.sleep(0.05)
+        (ask,) = review
+        assert ask["tool"] == "toolhost" and "b.txt" in ask["title"]
+        files = {f["relativePath"]: f for f in ask["metadata"]["files"]}
+        assert sorted(files) == ["b.txt", "long.txt"]  # not the person's save, not toolhost's
+        assert files["b.txt"]["before"] == "one\ntwo\nthree\n"
+        assert [h["id"] for h in ask["metadata"]["hunks"]] == [
+            "b.txt#1",
+            "long.txt#1",
+            "long.txt#2",
+        ]
+        assert [o["id"] for o in ask["metadata"]["options"]] == ["keep", "undo"]
+        for _ in range(200):
+            if (root / "b.txt").read_text() == "one\ntwo\nthree\n":
+                break
+            await asyncio.sleep(0.05)
+        kept = [*lines]
+        kept[1] = "LINE 2\n"
+        assert (root / "long.txt").read_text() == "".join(kept)  # hunk 2 undone, 1 kept
+        assert (root / "b.txt").read_text() == "one\ntwo\nthree\n"  # undone
+        assert (root / "user.txt").read_text() == "saved in the editor\n"
+        (turn, *_) = (await client.call("checkpoints/list", {}))["checkpoints"]
+        assert turn["outside"] == []  # settled
 
 
 async def test_toolhost_undo_at_the_shell(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from tools.checkpoints.store import Before, read_json, write_json
 from tools.fsio.rg import rg_path
 
 MAX_FILE_BYTES = 1 << 20
+_SCANNING = threading.Lock()  # one scan at a time: they share the index and the copies
 
 # path -> (size, mtime_ns, inode, mode, sha256 of the kept copy or "")
 Index = dict[str, tuple[int, int, int, int, str]]
@@ -53,6 +54,10 @@ class Baseline:
 
     def scan(self, worktree: Path) -> Index:
         """The worktree now, with a kept copy of every file within the limit."""
+        with _SCANNING:
+            return self._scan(worktree)
+
+    def _scan(self, worktree: Path) -> Index:
         previous = self._load()
         index: Index = {}
         for path in list_files(worktree):

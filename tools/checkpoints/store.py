@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import stat
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -223,6 +224,6 @@ def read_json(path: Path) -> Any:
 
 def write_json(path: Path, data: Any) -> None:
     """Atomically (a temp file renamed over)."""
-    temp = path.with_name(path.name + ".tmp")
+    temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     temp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     os.replace(temp, path)

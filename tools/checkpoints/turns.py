@@ -139,6 +139,9 @@ class Checkpoints:
         self._saves: dict[str, set[str]] = {}  # path -> hashes the person saved
         self._writes: dict[str, set[str]] = {}  # path -> hashes toolhost's tools wrote
         self._lock = threading.RLock()
+        # Told (checkpoint id, session id) when a turn ends with changes made outside
+        # toolhost, from a worker thread: the sidecar offers them for review.
+        self.on_outside: Callable[[str, str], None] | None = None
 
     @property
     def store(self) -> Path:
@@ -173,8 +176,15 @@ class Checkpoints:
     def begin(
         self, session_id: str, turn_id: str, title: str, *, client: str | None = None
     ) -> Turn:
-        """A new turn for ``session_id`` (the one before it ends)."""
+        """A new turn for ``session_id`` (the one before it ends); the open one when it
+        already has this ``turn_id`` (a call that named it came first), now titled."""
         with self._lock:
+            current = self._open.get(session_id)
+            if current is not None and current.turn_id == turn_id:
+                current.title = title or current.title
+                if (current.folder / "meta.json").exists():
+                    write_json(current.folder / "meta.json", current.meta())
+                return current
             previous = self._open.pop(session_id, None)
             if previous is not None:
                 self._end_later(previous)
@@ -248,6 +258,8 @@ class Checkpoints:
                 "ended": time.time(),
             },
         )
+        if found and self.on_outside is not None:
+            self.on_outside(turn.id, turn.session_id)
 
     def _outside(self, turn: Turn, ours: set[str]) -> list[PathChange]:
         if turn._scan is not None:
@@ -262,6 +274,8 @@ class Checkpoints:
                 continue
             now = state_of(path)
             if now.kind == "file" and self._by_person(path, now.sha):
+                continue
+            if self._by_toolhost(path, now):  # a restore or a review wrote it
                 continue
             before = outside.before_of(path, turn.baseline, baseline, 0)
             if before is None:
@@ -281,14 +295,23 @@ class Checkpoints:
     def wrote(self, paths: Iterable[Path]) -> None:
         """toolhost's file tools wrote ``paths`` (what they hold now is toolhost's)."""
         for path in paths:
-            with contextlib.suppress(OSError):
+            try:
                 sha = digest_file(path)
-                with self._lock:
-                    self._writes.setdefault(os.path.realpath(path), set()).add(sha)
+            except FileNotFoundError:
+                sha = "absent"
+            except OSError:
+                continue
+            with self._lock:
+                self._writes.setdefault(os.path.realpath(path), set()).add(sha)
 
     def _by_person(self, path: str, sha: str) -> bool:
         with self._lock:
             return sha in self._saves.get(path, set()) and sha not in self._writes.get(path, set())
+
+    def _by_toolhost(self, path: str, now: State) -> bool:
+        mark = now.sha if now.kind == "file" else now.kind
+        with self._lock:
+            return mark in self._writes.get(path, set())
 
     def _saved_by_person(self) -> dict[str, set[str]]:
         with self._lock:
@@ -448,6 +471,7 @@ class Checkpoints:
                 restored, failed = restore.apply(plan.ops, store)
             finally:
                 restore.finish(undo.folder, lock)
+            self.wrote(Path(p) for p in restored)
             self._summarize_restore(undo)
         return {
             "restored": [self.display(p) for p in restored],
