@@ -41,6 +41,7 @@ Index = dict[str, tuple[int, int, int, int, str]]
 class Baseline:
     store: Path  # the worktree's checkpoint folder
     max_file_bytes: int = MAX_FILE_BYTES
+    last: Index | None = None  # the last scan (else read from index.json)
 
     @property
     def folder(self) -> Path:
@@ -58,7 +59,7 @@ class Baseline:
             return self._scan(worktree)
 
     def _scan(self, worktree: Path) -> Index:
-        previous = self._load()
+        previous = self.last if self.last is not None else self._load()
         index: Index = {}
         for path in list_files(worktree):
             try:
@@ -69,11 +70,14 @@ class Baseline:
                 continue
             key = (info.st_size, info.st_mtime_ns, info.st_ino, stat.S_IMODE(info.st_mode))
             known = previous.get(path)
-            sha = known[4] if known is not None and known[:4] == key else ""
-            if not sha or not self.object_path(sha).exists():
+            # Unchanged since the last scan: its copy is kept already (copies go only
+            # with the whole baseline, ``remove``).
+            sha = known[4] if known is not None and known[:4] == key else None
+            if sha is None:
                 sha = self._keep(path, info.st_size)
             index[path] = (*key, sha)
-        write_json(self.folder / "index.json", index)
+        write_json(self.folder / "index.json", index, compact=True)
+        self.last = index
         return index
 
     def _load(self) -> Index:

@@ -222,8 +222,10 @@ def read_json(path: Path) -> Any:
     return None
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Atomically (a temp file renamed over)."""
+def write_json(path: Path, data: Any, *, compact: bool = False) -> None:
+    """Atomically (a temp file renamed over); ``compact`` for big ones (no indent: the
+    C encoder)."""
     temp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    temp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    text = json.dumps(data, ensure_ascii=False, indent=None if compact else 1)
+    temp.write_text(text, encoding="utf-8")
     os.replace(temp, path)

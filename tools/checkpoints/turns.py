@@ -139,6 +139,7 @@ class Checkpoints:
         self._saves: dict[str, set[str]] = {}  # path -> hashes the person saved
         self._writes: dict[str, set[str]] = {}  # path -> hashes toolhost's tools wrote
         self._lock = threading.RLock()
+        self._baseline: outside.Baseline | None = None
         # Told (checkpoint id, session id) when a turn ends with changes made outside
         # toolhost, from a worker thread: the sidecar offers them for review.
         self.on_outside: Callable[[str, str], None] | None = None
@@ -208,9 +209,16 @@ class Checkpoints:
 
     def _scan_start(self, turn: Turn) -> None:
         try:
-            turn.baseline = outside.Baseline(self.store).scan(self.worktree)
+            turn.baseline = self.baseline().scan(self.worktree)
         except Exception:  # the turn goes on; only its outside changes go unseen
             log.exception("the scan at the start of a turn failed")
+
+    def baseline(self) -> outside.Baseline:
+        """The outside scans' state, kept in memory between turns."""
+        with self._lock:
+            if self._baseline is None:
+                self._baseline = outside.Baseline(self.store)
+            return self._baseline
 
     def end(self, session_id: str) -> None:
         """End the session's turn, if one is open (blocking: hashes and scans)."""
@@ -266,7 +274,7 @@ class Checkpoints:
             turn._scan.join()
         if turn.baseline is None:
             return []
-        baseline = outside.Baseline(self.store)
+        baseline = self.baseline()
         after = baseline.scan(self.worktree)
         found = []
         for path in outside.changed(turn.baseline, after):
