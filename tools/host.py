@@ -93,6 +93,7 @@ class ToolHost:
             lambda: [str(self.directory), *self.config.allowed_dirs],
             outside_changes=track_outside,
         )
+        self.checkpoints.configure(self.config.checkpoints)
         # Nothing is read until reload_custom(): construction stays cheap.  An untrusted
         # folder's own tool files (tools.permission.trust) are never imported.
         self.custom = CustomTools(self.directory, self.worktree, project=trusted)
@@ -145,6 +146,7 @@ class ToolHost:
 
     def set_config(self, config: Config) -> None:
         self.config = config
+        self.checkpoints.configure(config.checkpoints)
         self._rules_cache.clear()
         self.__dict__.pop("agents", None)
 

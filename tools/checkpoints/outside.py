@@ -59,7 +59,7 @@ class Baseline:
             return self._scan(worktree)
 
     def _scan(self, worktree: Path) -> Index:
-        previous = self.last if self.last is not None else self._load()
+        previous = self.last if self.last is not None else self.load()
         index: Index = {}
         for path in list_files(worktree):
             try:
@@ -80,7 +80,8 @@ class Baseline:
         self.last = index
         return index
 
-    def _load(self) -> Index:
+    def load(self) -> Index:
+        """The last scan, as written (empty when there is none)."""
         data = read_json(self.folder / "index.json")
         if not isinstance(data, dict):
             return {}

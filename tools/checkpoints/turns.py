@@ -148,6 +148,16 @@ class Checkpoints:
     def store(self) -> Path:
         return worktree_folder(self.worktree)
 
+    def configure(self, settings: Any) -> None:
+        """The config's ``checkpoints`` (``tools.config.effective.CheckpointSettings``)."""
+        self.max_age_days = settings.max_age_days
+        self.max_bytes = settings.max_bytes
+        self._outside_allowed = settings.outside
+
+    @property
+    def watching_outside(self) -> bool:
+        return self.track_outside and getattr(self, "_outside_allowed", True)
+
     def roots(self) -> list[str]:
         return list(
             dict.fromkeys(os.path.realpath(r) for r in [str(self.worktree), *self._roots()])
@@ -192,7 +202,7 @@ class Checkpoints:
             turn = self._new(session_id, turn_id, title, client or self.client)
             self._open[session_id] = turn
             self._sessions.add(session_id)
-            if self.track_outside:
+            if self.watching_outside:
                 turn._scan = threading.Thread(
                     target=self._scan_start, args=(turn,), name="toolhost-scan", daemon=True
                 )
@@ -249,7 +259,7 @@ class Checkpoints:
         store, roots = self.store, self.roots()
         changes = merge(turn.folder, store, roots)
         detach_links(changes, store)
-        found = self._outside(turn, {c.path for c in changes}) if self.track_outside else []
+        found = self._outside(turn, {c.path for c in changes}) if self.watching_outside else []
         if not changes and not found and turn.kind == "turn":
             shutil.rmtree(turn.folder, ignore_errors=True)  # nothing changed: no checkpoint
             return
@@ -526,7 +536,21 @@ class Checkpoints:
                 shutil.rmtree(folder, ignore_errors=True)
                 total -= sizes[folder]
                 removed.append(folder.name)
+        if removed:
+            self._collect_copies()
         return removed
+
+    def _collect_copies(self) -> None:
+        """Copies of the outside scans that neither the last scan nor a checkpoint uses."""
+        baseline = self.baseline()
+        used = {entry[4] for entry in (baseline.last or baseline.load()).values() if entry[4]}
+        for folder in self._folders():
+            summary = read_json(folder / "summary.json")
+            for change in summary.get("outside", []) if isinstance(summary, dict) else []:
+                used.add(os.path.basename(change.get("before", {}).get("blob", "")))
+        for copy in (baseline.folder / "objects").glob("*/*"):
+            if copy.name not in used:
+                copy.unlink(missing_ok=True)
 
     @contextlib.contextmanager
     def _store_lock(self) -> Any:
