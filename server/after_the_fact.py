@@ -17,37 +17,40 @@ from tools.errors import ToolError
 
 if TYPE_CHECKING:
     from server.client import EditorClient
-    from server.state import ServerState
+    from server.options import InitOptions
+    from tools.host import ToolHost
 
 log = logging.getLogger("toolhost.server")
 
 
-def watch(state: ServerState, server: EditorClient) -> None:
+def watch(host: ToolHost, options: InitOptions, server: EditorClient) -> None:
     """Offer every turn's outside changes for review once the turn has ended."""
     loop = asyncio.get_running_loop()
     tasks: set[asyncio.Task[None]] = set()
 
     def ended(checkpoint: str, session: str) -> None:  # from a worker thread
         def start() -> None:
-            task = loop.create_task(offer(state, server, checkpoint, session))
+            task = loop.create_task(offer(host, options, server, checkpoint, session))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
 
         loop.call_soon_threadsafe(start)
 
-    state.host.checkpoints.on_outside = ended
+    host.checkpoints.on_outside = ended
 
 
-async def offer(state: ServerState, server: EditorClient, checkpoint: str, session: str) -> None:
+async def offer(
+    host: ToolHost, options: InitOptions, server: EditorClient, checkpoint: str, session: str
+) -> None:
     from server.bridge import LspEditorBridge
 
-    checkpoints = state.host.checkpoints
+    checkpoints = host.checkpoints
     files = await asyncio.to_thread(review.files_of, checkpoints, checkpoint)
     if not files:
         return
     request = review.ask_for(checkpoints, checkpoint, session, files)
     try:
-        reply = await LspEditorBridge(server, state.options).ask_permission(request)
+        reply = await LspEditorBridge(server, options).ask_permission(request)
     except ToolError as error:
         log.info("changes outside review left listed in %s: %s", checkpoint, error.message)
         return

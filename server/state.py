@@ -125,7 +125,8 @@ class ServerState:
         self._watcher.start()
         from server.after_the_fact import watch
 
-        watch(self, server)  # a turn's changes made outside toolhost, offered for review
+        # A turn's changes made outside toolhost, offered for review when it ends.
+        watch(self.host, self.options, server)
         self._loading = asyncio.get_running_loop().create_task(self._load(), name="toolhost-load")
 
     async def ready(self) -> None:

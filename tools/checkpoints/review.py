@@ -107,7 +107,8 @@ def ask_for(
 def settle(
     checkpoints: Checkpoints, checkpoint_id: str, files: list[OutsideFile], reply: PermissionReply
 ) -> dict[str, list[str]]:
-    """Apply the person's answer: ``{kept, undone, partly}`` (relative paths)."""
+    """Apply the person's answer: ``{kept, undone, partly, skipped}`` (relative paths;
+    ``skipped``: what could not be undone, with why)."""
     keep_all = reply.reply in ("once", "always") and not reply.narrowed
     undo_all = reply.reply == "reject"
     whole = set(reply.files or ())
@@ -124,11 +125,14 @@ def settle(
             partly.append(file.relative)
             continue
         undone.append(file.relative)
+    skipped: list[str] = []
     if undone:
         paths = [f.change.path for f in files if f.relative in undone]
-        checkpoints.restore(checkpoint_id, paths=paths, force=paths)
+        result = checkpoints.restore(checkpoint_id, paths=paths, force=paths)
+        skipped = [f"{s['path']}: {s['reason']}" for s in result["skipped"]]
+        undone = [p for p in undone if p in result["restored"]]
     checkpoints.keep_outside(checkpoint_id, [f.change.path for f in files])
-    return {"kept": kept, "undone": undone, "partly": partly}
+    return {"kept": kept, "undone": undone, "partly": partly, "skipped": skipped}
 
 
 def _write_text(path: str, text: str) -> None:

@@ -9,6 +9,7 @@ write made after the turn cannot reach a before-image.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -108,3 +109,29 @@ def detach_links(changes: list[PathChange], store: Path) -> None:
             os.replace(fresh, blob)
         except OSError:
             continue
+
+
+def git_head(worktree: Path) -> str | None:
+    """The commit HEAD names, read from git's files (never by running git)."""
+    git = worktree / ".git"
+    try:
+        if git.is_file():
+            text = git.read_text(encoding="utf-8")
+            git = (worktree / text.removeprefix("gitdir:").strip()).resolve()
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref:"):
+        return head
+    ref = head.removeprefix("ref:").strip()
+    common = git
+    with contextlib.suppress(OSError):
+        common = (git / (git / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    for base in (git, common):
+        with contextlib.suppress(OSError):
+            return (base / ref).read_text(encoding="utf-8").strip()
+    with contextlib.suppress(OSError):
+        for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
+            if line.endswith(" " + ref):
+                return line.split(" ", 1)[0]
+    return f"{ref} (no commit yet)"

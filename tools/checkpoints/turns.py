@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.checkpoints import outside, restore
+from tools.checkpoints import outside, restore, retention
 from tools.checkpoints.store import (
     Before,
     Run,
@@ -43,7 +43,7 @@ from tools.checkpoints.store import (
     worktree_folder,
     write_json,
 )
-from tools.checkpoints.summary import PathChange, detach_links, merge
+from tools.checkpoints.summary import PathChange, detach_links, git_head, merge
 
 log = logging.getLogger("toolhost.checkpoints")
 
@@ -517,40 +517,9 @@ class Checkpoints:
     # ---------------------------------------------------------------- retention
 
     def prune(self, now: float | None = None) -> list[str]:
-        """Remove checkpoints older than ``max_age_days``, then the oldest while the
-        folder is over ``max_bytes``; never this process's sessions' nor one whose
-        restore is running. Copies of the outside scans no checkpoint uses go too."""
-        now = time.time() if now is None else now
-        removed = []
-        folders = self._folders()
-        sizes = {f: _size(f) for f in folders}
-        total = sum(sizes.values())
-        for folder in folders:
-            meta = read_json(folder / "meta.json")
-            if not isinstance(meta, dict):
-                continue
-            if meta.get("sessionID") in self._sessions or (folder / restore.JOURNAL).exists():
-                continue
-            old = now - float(meta.get("time", 0)) > self.max_age_days * 86400
-            if old or total > self.max_bytes:
-                shutil.rmtree(folder, ignore_errors=True)
-                total -= sizes[folder]
-                removed.append(folder.name)
-        if removed:
-            self._collect_copies()
-        return removed
-
-    def _collect_copies(self) -> None:
-        """Copies of the outside scans that neither the last scan nor a checkpoint uses."""
-        baseline = self.baseline()
-        used = {entry[4] for entry in (baseline.last or baseline.load()).values() if entry[4]}
-        for folder in self._folders():
-            summary = read_json(folder / "summary.json")
-            for change in summary.get("outside", []) if isinstance(summary, dict) else []:
-                used.add(os.path.basename(change.get("before", {}).get("blob", "")))
-        for copy in (baseline.folder / "objects").glob("*/*"):
-            if copy.name not in used:
-                copy.unlink(missing_ok=True)
+        """Old and oversized checkpoints removed (``tools.checkpoints.retention``)."""
+        limits = retention.Limits(self.max_age_days, self.max_bytes, frozenset(self._sessions))
+        return retention.prune(self._folders(), limits, self.baseline(), now)
 
     @contextlib.contextmanager
     def _store_lock(self) -> Any:
@@ -578,15 +547,6 @@ def _session(folder: Path) -> str | None:
     return str(meta.get("sessionID")) if isinstance(meta, dict) else None
 
 
-def _size(folder: Path) -> int:
-    total = 0
-    for base, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(base, name)).st_size
-    return total
-
-
 def _iso(seconds: float) -> str:
     return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat(timespec="seconds")
 
@@ -597,29 +557,3 @@ def _outside_action(before: Before, now: State) -> str:
     if now.kind == "absent":
         return "deleted"
     return "modified"
-
-
-def git_head(worktree: Path) -> str | None:
-    """The commit HEAD names, read from git's files (never by running git)."""
-    git = worktree / ".git"
-    try:
-        if git.is_file():
-            text = git.read_text(encoding="utf-8")
-            git = (worktree / text.removeprefix("gitdir:").strip()).resolve()
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not head.startswith("ref:"):
-        return head
-    ref = head.removeprefix("ref:").strip()
-    common = git
-    with contextlib.suppress(OSError):
-        common = (git / (git / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    for base in (git, common):
-        with contextlib.suppress(OSError):
-            return (base / ref).read_text(encoding="utf-8").strip()
-    with contextlib.suppress(OSError):
-        for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    return f"{ref} (no commit yet)"

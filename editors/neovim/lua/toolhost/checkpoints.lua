@@ -40,7 +40,10 @@ function M.restore(checkpoint, done)
     if #(dry.restored or {}) == 0 then
       local lines = M.describe(dry, "would put back")
       return notify(
-        ("nothing to put back for %q%s"):format(title, #lines > 0 and ":\n" .. table.concat(lines, "\n") or "")
+        ("nothing to put back for %q%s"):format(
+          title,
+          #lines > 0 and ":\n" .. table.concat(lines, "\n") or ""
+        )
       )
     end
     local prompt = ("Undo %q (%s)? It would:\n%s"):format(
@@ -48,23 +51,27 @@ function M.restore(checkpoint, done)
       checkpoint.time,
       table.concat(M.describe(dry, "put back"), "\n")
     )
-    vim.ui.select({ "Undo", "Cancel" }, { prompt = prompt, kind = "toolhost.undo" }, function(choice)
-      if choice ~= "Undo" then
-        return notify("undo cancelled: nothing was changed")
-      end
-      request("checkpoints/restore", { id = checkpoint.id }, function(result)
-        vim.cmd("checktime")
-        notify(
-          ("undid %q:\n%s\n(undo this undo from :Toolhost checkpoints)"):format(
-            title,
-            table.concat(M.describe(result, "put back"), "\n")
-          )
-        )
-        if done then
-          done(result)
+    vim.ui.select(
+      { "Undo", "Cancel" },
+      { prompt = prompt, kind = "toolhost.undo" },
+      function(choice)
+        if choice ~= "Undo" then
+          return notify("undo cancelled: nothing was changed")
         end
-      end)
-    end)
+        request("checkpoints/restore", { id = checkpoint.id }, function(result)
+          vim.cmd("checktime")
+          notify(
+            ("undid %q:\n%s\n(undo this undo from :Toolhost checkpoints)"):format(
+              title,
+              table.concat(M.describe(result, "put back"), "\n")
+            )
+          )
+          if done then
+            done(result)
+          end
+        end)
+      end
+    )
   end)
 end
 
@@ -101,11 +108,18 @@ function M.list()
       )
       at[#lines] = { checkpoint = entry }
       for _, file in ipairs(entry.files or {}) do
-        lines[#lines + 1] = ("    %-12s %s  (%s)"):format(file.action, file.path, table.concat(file.by, ", "))
+        lines[#lines + 1] = ("    %-12s %s  (%s)"):format(
+          file.action,
+          file.path,
+          table.concat(file.by, ", ")
+        )
         at[#lines] = { checkpoint = entry, file = file }
       end
       for _, file in ipairs(entry.outside or {}) do
-        lines[#lines + 1] = ("    %-12s %s  (changed outside review)"):format(file.action, file.path)
+        lines[#lines + 1] = ("    %-12s %s  (changed outside review)"):format(
+          file.action,
+          file.path
+        )
         at[#lines] = { checkpoint = entry, file = file }
       end
       if entry.git then
