@@ -371,6 +371,31 @@ async function palette(page, expect) {
   };
 }
 
+/** Runs a palette command that asks in a modal dialog, and clicks `expect.button` there. */
+async function confirm(page, expect) {
+  await page
+    .locator('.monaco-workbench')
+    .first()
+    .click({ position: { x: 700, y: 400 } });
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input').first();
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${expect.palette}`);
+  await page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ hasText: expect.palette })
+    .first()
+    .waitFor();
+  await page.keyboard.press('Enter');
+  const dialog = page.locator('.monaco-dialog-box').first();
+  await dialog.waitFor({ state: 'visible' });
+  await pause(300);
+  const text = (await dialog.innerText()).trim();
+  await shoot(page, expect.shot || expect.id);
+  await dialog.locator('.monaco-button').filter({ hasText: exactly(expect.button) }).first().click();
+  return { dialog: text, clicked: expect.button };
+}
+
 const ACTS = {
   toast: answerToast,
   dismiss,
@@ -384,6 +409,7 @@ const ACTS = {
   files,
   more,
   rules,
+  confirm,
 };
 
 (async () => {
