@@ -545,7 +545,10 @@ async function activate() {
     );
     await expectUser('allow-undo-bash', { act: 'toast', click: 'Allow', title: 'Changes two files' });
     const ran = await call;
-    const changed = { me: disk('undo-me.txt'), gone: !fs.existsSync(path.join(folder.fsPath, 'undo-gone.txt')) };
+    const changed = {
+      me: disk('undo-me.txt'),
+      gone: !fs.existsSync(path.join(folder.fsPath, 'undo-gone.txt')),
+    };
     await expectUser('undo-palette', {
       act: 'confirm',
       palette: 'Toolhost: Undo Last Agent Turn',
