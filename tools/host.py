@@ -84,7 +84,6 @@ class ToolHost:
         # The editor's defaults (initializationOptions.permissionDefaults): beneath the
         # agent's rules and every config file, above OpenCode's built-in defaults.
         self.permission_defaults: Ruleset = list(permission_defaults or [])
-        self.permissions = PermissionService(self._rules_for, ConfigRuleStore(self.worktree))
         self.children: dict[str, Child] = {}  # the sessions task started, by session id
         # Every turn's changes, kept to be undone (tools.checkpoints); ``track_outside``:
         # also scan for changes made beside toolhost (a long-lived sidecar only).
@@ -94,6 +93,8 @@ class ToolHost:
             outside_changes=track_outside,
         )
         self.checkpoints.configure(self.config.checkpoints)
+        rules = ConfigRuleStore(self.worktree, lambda path: self.checkpoints.wrote([path]))
+        self.permissions = PermissionService(self._rules_for, rules)
         # Nothing is read until reload_custom(): construction stays cheap.  An untrusted
         # folder's own tool files (tools.permission.trust) are never imported.
         self.custom = CustomTools(self.directory, self.worktree, project=trusted)

@@ -323,10 +323,55 @@ async def test_a_command_allowed_to_write_more_does_not_run_its_first_part_twice
         assert (outside / "out").exists()
         assert "nothing it did happened twice" in result["output"]
 
-        (root / "ran.txt").unlink()
-        (outside / "out").unlink()
+        # Nothing is removed between the two calls: that would be a change outside review.
+        second = command.replace("ran.txt", "ran2.txt").replace("'out'", "'out2'")
         client.ask_reply = {"reply": "reject"}
-        rejected = await client.execute("bash", {"command": command}, turnID="t2")
+        rejected = await client.execute("bash", {"command": second}, turnID="t2")
         client.ask_reply = {"reply": "once"}
-        assert "first run's changes stay: ran.txt (created)" in rejected["output"]
-        assert (root / "ran.txt").read_text() == "RAN\n" and not (outside / "out").exists()
+        assert "first run's changes stay: ran2.txt (created)" in rejected["output"]
+        assert (root / "ran2.txt").read_text() == "RAN\n" and not (outside / "out2").exists()
+
+
+async def test_a_client_attached_over_the_socket_marks_turns_lists_and_restores(
+    tmp_path: Path,
+) -> None:
+    """What ``toolhost acp`` does when attached to the editor's sidecar: ``turn/begin`` per
+    prompt, its calls, then ``checkpoints/list`` and ``checkpoints/restore``."""
+    from tests.mcp.test_attach import raw_session, sidecar_lock
+
+    root, _ = project(tmp_path)
+    async with connect(root, options=OPTIONS):
+        lock = await sidecar_lock(root)
+        assert lock.socket
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"initializationOptions": {"token": lock.token, "sessionID": "ses_acp"}},
+        }
+
+        async def ask(*messages: dict[str, Any]) -> dict[str, Any]:
+            answers = await raw_session(str(lock.socket), [hello, *messages])
+            (answer,) = [a for a in answers if a.get("id") == 2]
+            assert "error" not in answer, answer
+            return answer["result"]  # type: ignore[no-any-return]
+
+        begin = {"method": "turn/begin", "params": {"turnID": "prompt_1", "title": "Fix it"}}
+        call = {"tool": "bash", "args": {"command": "echo acp > a.txt"}}
+        await ask(
+            {"jsonrpc": "2.0", **begin},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/execute", "params": call},
+        )
+        listed = await ask({"jsonrpc": "2.0", "id": 2, "method": "checkpoints/list", "params": {}})
+        (turn,) = listed["checkpoints"]
+        assert (turn["turnID"], turn["title"], turn["sessionID"]) == (
+            "prompt_1",
+            "Fix it",
+            "ses_acp",
+        )
+        restore = {"id": turn["id"]}
+        done = await ask(
+            {"jsonrpc": "2.0", "id": 2, "method": "checkpoints/restore", "params": restore}
+        )
+        assert done["restored"] == ["a.txt"]
+    assert (root / "a.txt").read_text() == "alpha\n"

@@ -543,7 +543,7 @@ async function activate() {
       { command: 'echo agent > undo-me.txt && rm undo-gone.txt', description: 'Changes two files' },
       { turnID },
     );
-    await expectUser('allow-undo-bash', { act: 'toast', click: 'Allow', title: 'Changes two files' });
+    await expectUser('allow-undo-bash', { act: 'toast', click: 'Allow', title: 'echo agent' });
     const ran = await call;
     const changed = {
       me: disk('undo-me.txt'),
