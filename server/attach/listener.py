@@ -125,8 +125,11 @@ class AttachedClient:
                 "tools/execute": self.tools_execute,
                 "mcp/adopt": self.adopt,
                 "files/read": self.files_read,
+                "checkpoints/list": self.checkpoints("checkpoints_list"),
+                "checkpoints/restore": self.checkpoints("checkpoints_restore"),
+                "checkpoints/diff": self.checkpoints("checkpoints_diff"),
             },
-            {"exit": lambda _: self.peer.close()},
+            {"exit": lambda _: self.peer.close(), "turn/begin": self.turn_begin},
         )
         self.peer.gate = self._gate
         self.peer.protocol()
@@ -144,6 +147,9 @@ class AttachedClient:
             return "The token does not match this sidecar's lock file."
         self.peer.gate = None
         self.options = options or {}
+        session = self.options.get("sessionID")
+        if isinstance(session, str) and session:
+            self.session_id = session  # known before any other message is handled
         return None
 
     async def initialize(self, params: Any) -> dict[str, Any]:
@@ -225,6 +231,34 @@ class AttachedClient:
             message_id=parsed.message_id or "",
             agent=parsed.agent or state.options.agent,
             model=parsed.model or state.options.model,
+            turn_id=parsed.turn_id,
+        )
+
+    def checkpoints(self, name: str) -> Any:
+        """A ``checkpoints/*`` request answered as on the editor's connection (this
+        connection's session by default): ``toolhost acp`` lists and restores through it."""
+
+        async def answer(params: Any) -> Any:
+            from server import handlers
+
+            merged = {"sessionID": self.session_id, **(params if isinstance(params, dict) else {})}
+            if name != "checkpoints_list":
+                merged.pop("sessionID")
+            with rpc_errors():
+                return await getattr(handlers, name)(self.server, merged)
+
+        return answer
+
+    def turn_begin(self, params: Any) -> None:
+        """``turn/begin``: the calls that follow on this connection are one turn (begun
+        at once, before any later request of this connection runs)."""
+        merged = {**self._defaults(), **(params if isinstance(params, dict) else {})}
+        turn, title = merged.get("turnID"), merged.get("title")
+        if not isinstance(turn, str):
+            log.warning("turn/begin needs params.turnID, a string; ignored")
+            return
+        self.server.state.host.checkpoints.begin(
+            str(merged["sessionID"]), turn, title if isinstance(title, str) else ""
         )
 
     async def files_read(self, params: Any) -> dict[str, Any]:

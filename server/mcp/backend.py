@@ -23,6 +23,8 @@ Changed = Callable[[], Coroutine[Any, Any, None]]
 class CallHooks:
     progress: Progress
     elicit: Elicit | None = None  # None: the MCP client cannot be asked
+    # The call's ``_meta["toolhost/turn"]``; without it, a new turn after 30 s idle.
+    turn: str | None = None
 
 
 class Backend(Protocol):

@@ -77,7 +77,9 @@ class ToolhostMcp:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         progress = ProgressPump(ctx.session)
-        hooks = CallHooks(progress.push, elicit_hook(ctx))
+        meta = params.meta or {}
+        turn = meta.get("toolhost/turn") if isinstance(meta, dict) else None
+        hooks = CallHooks(progress.push, elicit_hook(ctx), turn if isinstance(turn, str) else None)
         try:
             result = mcp_result(await self.backend.call(params.name, params.arguments or {}, hooks))
         except asyncio.CancelledError:

@@ -178,7 +178,18 @@ T.test(":Toolhost run shows the result and :Toolhost list the catalogue", functi
   T.contains(listing, "grep ")
   T.eq(
     vim.fn.getcompletion("Toolhost ", "cmdline"),
-    { "list", "run", "review", "cancel", "rules", "log", "restart", "install" },
+    {
+      "list",
+      "run",
+      "review",
+      "cancel",
+      "rules",
+      "undo",
+      "checkpoints",
+      "log",
+      "restart",
+      "install",
+    },
     "subcommands"
   )
   T.eq(vim.fn.getcompletion("Toolhost run re", "cmdline"), { "read" }, "tool ids")

@@ -48,6 +48,19 @@ class SandboxSettings:
 
 
 @dataclass(frozen=True)
+class CheckpointSettings:
+    """``checkpoints`` in opencode.json (ours): how long undo keeps a worktree's turns,
+    and whether changes made beside toolhost during a turn are looked for."""
+
+    max_age_days: float = 14.0
+    max_bytes: int = 512 << 20
+    outside: bool = True
+
+
+CHECKPOINT_KEYS = {"maxAgeDays": "max_age_days", "maxBytes": "max_bytes", "outside": "outside"}
+
+
+@dataclass(frozen=True)
 class Config:
     # tool id (or wildcard) -> on/off; the last matching key decides
     enabled: Mapping[str, bool] = field(default_factory=dict)
@@ -75,6 +88,7 @@ class Config:
     primary_tools: tuple[str, ...] = ()
     continue_loop_on_deny: bool = False
     sandbox: SandboxSettings = SandboxSettings()
+    checkpoints: CheckpointSettings = CheckpointSettings()
 
     def is_enabled(self, tool_id: str) -> bool:
         on = True
@@ -125,6 +139,8 @@ class ConfigLayer:
     continue_loop_on_deny: bool | None = None
     # The sandbox keys this source sets (mode, network, writable, caches, hidden).
     sandbox: dict[str, Any] = field(default_factory=dict)
+    # The checkpoints keys it sets (CheckpointSettings' field names).
+    checkpoints: dict[str, Any] = field(default_factory=dict)
 
 
 def at_most_ask(rules: Sequence[Rule], permission: str = "*") -> Ruleset:

@@ -22,6 +22,7 @@ import { ProgressFamily } from './progress';
 import { QuestionFamily } from './question';
 import { ReviewApi, Reviews } from './review';
 import { registerRulesCommand } from './rules';
+import { registerCheckpoints } from './checkpoints';
 import { ReviewFeatures } from './review/presenter';
 import { TaskFamily } from './task';
 import { contributedTools, restrictedConfig, startBlocker, watchTrust } from './trust';
@@ -88,6 +89,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
     manager.onDidChangeTools(() => void api.listTools().catch(() => undefined)),
     ...registerCommands(manager, api, results),
     registerRulesCommand(manager),
+    ...registerCheckpoints(manager),
     ...registerLanguageModelTools(api, contributed),
     ...registerMcpServer(manager),
     onDidChangeRestartSetting((setting) => manager.restart(`${setting} changed`)),
