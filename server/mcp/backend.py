@@ -27,6 +27,12 @@ class CallHooks:
     turn: str | None = None
 
 
+def turn_of(meta: Any) -> str | None:
+    """A ``tools/call``'s ``_meta["toolhost/turn"]``, when it is a string (both doors)."""
+    turn = meta.get("toolhost/turn") if isinstance(meta, dict) else None
+    return turn if isinstance(turn, str) and turn else None
+
+
 class Backend(Protocol):
     """Where tools/list and tools/call go."""
 
