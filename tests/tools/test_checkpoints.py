@@ -67,3 +67,18 @@ def test_calls_without_a_turn_id_are_one_turn_until_the_session_is_idle(
     assert host.checkpoints.turn_for("ses", "t9") is named  # the same id: the same turn
     named.last -= turns.IDLE_SECONDS + 1
     assert host.checkpoints.turn_for("ses") is not named  # idle: a new one
+
+
+def test_an_empty_worktrees_first_turn_sees_a_file_made_outside(worktree: Path) -> None:
+    """The first scan of a folder with no files kept no copy (no baseline folder yet)."""
+    host = ToolHost(worktree, track_outside=True)
+    turn = host.checkpoints.begin("ses", "t1", "")
+    assert turn._scan is not None
+    turn._scan.join()
+    assert turn.baseline == {}
+    (worktree / "made.txt").write_text("by a script\n")
+    checkpoint = host.checkpoints.end("ses", "t1", offer=False)
+    assert checkpoint is not None
+    (entry,) = host.checkpoints.entries("ses")
+    assert [(f["path"], f["action"]) for f in entry["outside"]] == [("made.txt", "created")]
+    assert host.checkpoints.end("ses", "t1") is None  # ended already

@@ -76,6 +76,7 @@ class Baseline:
             if sha is None:
                 sha = self._keep(path, info.st_size)
             index[path] = (*key, sha)
+        self.folder.mkdir(parents=True, exist_ok=True)  # an empty worktree kept no copy
         write_json(self.folder / "index.json", index, compact=True)
         self.last = index
         return index
