@@ -3,24 +3,34 @@ changed outside toolhost, the editor is asked (``permission/ask`` with
 ``metadata.kind = "afterTheFact"``) to keep or undo them, per file and per hunk.
 
 An editor that answers no ``permission/ask`` is not asked: the changes stay listed in
-``checkpoints/list`` (``outside``) and are undone with their turn.
+``checkpoints/list`` (``outside``) and are undone with their turn. A turn ended by
+``turn/end`` on the attach socket (``toolhost acp``) is reviewed by that client instead
+(``review``, ``server.attach.listener``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from tools.checkpoints import review
+from tools.checkpoints import review as review_files
 from tools.errors import ToolError
 
 if TYPE_CHECKING:
     from server.client import EditorClient
     from server.options import InitOptions
+    from tools.checkpoints.turns import Checkpoints
     from tools.host import ToolHost
+    from tools.permission.asks import PermissionReply, PermissionRequest
 
 log = logging.getLogger("toolhost.server")
+
+
+class Asker(Protocol):
+    """Who is asked: the editor's bridge, or a client on the attach socket."""
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply: ...
 
 
 def watch(host: ToolHost, options: InitOptions, server: EditorClient) -> None:
@@ -44,19 +54,28 @@ async def offer(
 ) -> None:
     from server.bridge import LspEditorBridge
 
-    checkpoints = host.checkpoints
-    files = await asyncio.to_thread(review.files_of, checkpoints, checkpoint)
+    done = await review(host.checkpoints, checkpoint, session, LspEditorBridge(server, options))
+    changed = [*done["undone"], *done["partly"]] if done else []
+    if changed:
+        uris = [(host.checkpoints.worktree / p).as_uri() for p in changed]
+        server.protocol.notify("checkpoints/restored", {"uris": uris})
+
+
+async def review(
+    checkpoints: Checkpoints, checkpoint: str, session: str, asker: Asker
+) -> dict[str, list[str]] | None:
+    """Ask ``asker`` about the checkpoint's outside changes and apply the answer:
+    ``{kept, undone, partly, skipped}``, or None when there were none or nobody could be
+    asked (then they stay listed, and are undone with their turn)."""
+    files = await asyncio.to_thread(review_files.files_of, checkpoints, checkpoint)
     if not files:
-        return
-    request = review.ask_for(checkpoints, checkpoint, session, files)
+        return None
+    request = review_files.ask_for(checkpoints, checkpoint, session, files)
     try:
-        reply = await LspEditorBridge(server, options).ask_permission(request)
+        reply = await asker.ask_permission(request)
     except ToolError as error:
         log.info("changes outside review left listed in %s: %s", checkpoint, error.message)
-        return
-    done = await asyncio.to_thread(review.settle, checkpoints, checkpoint, files, reply)
+        return None
+    done = await asyncio.to_thread(review_files.settle, checkpoints, checkpoint, files, reply)
     log.info("after-the-fact review of %s: %s", checkpoint, done)
-    changed = [*done["undone"], *done["partly"]]
-    if changed:
-        uris = [(checkpoints.worktree / p).as_uri() for p in changed]
-        server.protocol.notify("checkpoints/restored", {"uris": uris})
+    return done

@@ -10,7 +10,8 @@ ToolHost, config and custom tools, and the editor connection's bridge, so reads
 see unsaved buffers, edits go through the editor (undo, save), permission asks
 become the editor's review prompts and diagnostics come from its language servers.
 Progress (``tools/update``) goes to the connection that made the call, and each
-connection hears ``tools/listChanged``.
+connection hears ``tools/listChanged``. ``checkpoints/*`` and ``turn/*`` (``server.attach.turns``)
+serve ``toolhost acp``'s undo.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException
 
 from server import __version__, lockfile
+from server.attach import turns
 from server.attach.rpc import INVALID_PARAMS, Peer, RpcError
 from server.documents import uri_to_path
 from server.lockkeeper import LockKeeper
@@ -128,8 +130,15 @@ class AttachedClient:
                 "checkpoints/list": self.checkpoints("checkpoints_list"),
                 "checkpoints/restore": self.checkpoints("checkpoints_restore"),
                 "checkpoints/diff": self.checkpoints("checkpoints_diff"),
+                "turn/begin": lambda params: turns.begin(self.server, params, self.session_id),
+                "turn/end": lambda params: turns.end(
+                    self.server, self.peer, params, self.session_id
+                ),
             },
-            {"exit": lambda _: self.peer.close(), "turn/begin": self.turn_begin},
+            {
+                "exit": lambda _: self.peer.close(),
+                "turn/begin": lambda params: turns.begin_now(self.server, params, self.session_id),
+            },
         )
         self.peer.gate = self._gate
         self.peer.protocol()
@@ -248,18 +257,6 @@ class AttachedClient:
                 return await getattr(handlers, name)(self.server, merged)
 
         return answer
-
-    def turn_begin(self, params: Any) -> None:
-        """``turn/begin``: the calls that follow on this connection are one turn (begun
-        at once, before any later request of this connection runs)."""
-        merged = {**self._defaults(), **(params if isinstance(params, dict) else {})}
-        turn, title = merged.get("turnID"), merged.get("title")
-        if not isinstance(turn, str):
-            log.warning("turn/begin needs params.turnID, a string; ignored")
-            return
-        self.server.state.host.checkpoints.begin(
-            str(merged["sessionID"]), turn, title if isinstance(title, str) else ""
-        )
 
     async def files_read(self, params: Any) -> dict[str, Any]:
         """``{path}`` -> ``{text}``: the editor's unsaved buffer of ``path``, or null when the

@@ -230,12 +230,17 @@ class Checkpoints:
                 self._baseline = outside.Baseline(self.store)
             return self._baseline
 
-    def end(self, session_id: str) -> None:
-        """End the session's turn, if one is open (blocking: hashes and scans)."""
+    def end(self, session_id: str, turn_id: str | None = None, *, offer: bool = True) -> str | None:
+        """End the session's turn (only if it is ``turn_id``, when given; blocking: hashes
+        and scans); the checkpoint id when it kept one. ``offer=False``: the caller
+        reviews its outside changes (``on_outside`` is not told)."""
         with self._lock:
-            turn = self._open.pop(session_id, None)
-        if turn is not None:
-            self._finalize(turn)
+            turn = self._open.get(session_id)
+            if turn is None or (turn_id is not None and turn.turn_id != turn_id):
+                return None
+            del self._open[session_id]
+        self._finalize(turn, offer=offer)
+        return turn.id if (turn.folder / "summary.json").exists() else None
 
     def end_all(self) -> None:
         with self._lock:
@@ -247,15 +252,15 @@ class Checkpoints:
     def _end_later(self, turn: Turn) -> None:
         threading.Thread(target=self._finalize, args=(turn,), daemon=True).start()
 
-    def _finalize(self, turn: Turn) -> None:
+    def _finalize(self, turn: Turn, *, offer: bool = True) -> None:
         with self._store_lock():
             try:
-                self._summarize(turn)
+                self._summarize(turn, offer)
             except Exception:
                 log.exception("the summary of checkpoint %s failed", turn.id)
             self.prune()
 
-    def _summarize(self, turn: Turn) -> None:
+    def _summarize(self, turn: Turn, offer: bool = True) -> None:
         store, roots = self.store, self.roots()
         changes = merge(turn.folder, store, roots)
         detach_links(changes, store)
@@ -276,7 +281,7 @@ class Checkpoints:
                 "ended": time.time(),
             },
         )
-        if found and self.on_outside is not None:
+        if found and offer and self.on_outside is not None:
             self.on_outside(turn.id, turn.session_id)
 
     def _outside(self, turn: Turn, ours: set[str]) -> list[PathChange]:
