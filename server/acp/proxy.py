@@ -47,6 +47,7 @@ from server.acp.wire import (
     is_request,
     stdio_streams,
 )
+from server.attach.rpc import REQUEST_CANCELLED, RpcError
 from server.lockfile import LockInfo
 
 log = logging.getLogger("toolhost.acp")
@@ -359,21 +360,27 @@ class Proxy:
     # -- reviews ---------------------------------------------------------------------
 
     async def _ask(self, ask: dict[str, Any]) -> dict[str, Any]:
-        """A review of the proxy's own sidecar, asked of the ACP client."""
+        """A review of the sidecar (the proxy's own, or a turn's after-the-fact review),
+        asked of the ACP client. An after-the-fact review nobody answered is an error
+        answer: it leaves the files as they are, listed (``reviews.after_the_fact_reply``)."""
         assert self.client is not None
+        after = reviews.is_after_the_fact(ask)
         link = self.by_toolhost.get(str(ask.get("sessionID")))
         if link is None and self.by_toolhost:
             link = list(self.by_toolhost.values())[-1]  # a sub-agent's child session
         if link is None:
-            return {"reply": "reject", "message": "No ACP session is open to ask in."}
+            return _unanswered(after, "No ACP session is open to ask in.")
         acp_session = await link.acp_session
         try:
             answer = await self.client.request(
                 "session/request_permission", reviews.request(acp_session, ask)
             )
         except AcpError as error:
-            return {"reply": "reject", "message": f"The editor could not ask: {error.message}"}
-        return reviews.reply(answer)
+            return _unanswered(after, f"The editor could not ask: {error.message}")
+        if not after:
+            return reviews.reply(answer)
+        chosen = reviews.after_the_fact_reply(answer)
+        return chosen if chosen is not None else _unanswered(after, "The review was dismissed.")
 
     def _landed(self, link: SessionLink, tool: str, result: dict[str, Any]) -> None:
         """Attached: what a call changed, shown to the ACP client once it landed."""
@@ -383,6 +390,12 @@ class Proxy:
         update = reviews.landed_update(link.acp_session.result(), call_id, tool, result)
         if update is not None:
             self.client.notify("session/update", update)
+
+
+def _unanswered(after_the_fact: bool, why: str) -> dict[str, Any]:
+    if after_the_fact:
+        raise RpcError(REQUEST_CANCELLED, f"{why} The changes stay, listed for undo.")
+    return {"reply": "reject", "message": why}
 
 
 def _advertise_client_methods(params: dict[str, Any]) -> None:

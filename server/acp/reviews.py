@@ -110,10 +110,31 @@ def options(ask: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def is_after_the_fact(ask: dict[str, Any]) -> bool:
+    metadata = ask.get("metadata")
+    return isinstance(metadata, dict) and metadata.get("kind") == AFTER_THE_FACT
+
+
+def after_the_fact_reply(outcome: Any) -> dict[str, Any] | None:
+    """keep -> ``once`` (keep every file), undo -> ``reject`` (undo every file); None
+    for anything else: a dismissed review changes nothing (the files stay listed, to
+    undo with their turn), since an undo would also take back what a person may have
+    typed outside the editor during the turn."""
+    chosen = outcome.get("outcome") if isinstance(outcome, dict) else None
+    option = chosen.get("optionId") if isinstance(chosen, dict) else None
+    if isinstance(chosen, dict) and chosen.get("outcome") == "selected":
+        if option == KEEP:
+            return {"reply": "once"}
+        if option == UNDO:
+            return {"reply": "reject"}
+        log.warning("the client chose an option we did not offer: %r; nothing done", option)
+    return None
+
+
 def request(acp_session: str, ask: dict[str, Any]) -> dict[str, Any]:
     """``session/request_permission``'s params."""
     metadata = ask.get("metadata")
-    if isinstance(metadata, dict) and metadata.get("kind") == AFTER_THE_FACT:
+    if isinstance(metadata, dict) and is_after_the_fact(ask):
         return after_the_fact(acp_session, ask, metadata)
     return {"sessionId": acp_session, "toolCall": tool_call(ask), "options": options(ask)}
 
@@ -160,11 +181,11 @@ def reply(outcome: Any) -> dict[str, Any]:
     chosen = outcome.get("outcome") if isinstance(outcome, dict) else None
     if isinstance(chosen, dict) and chosen.get("outcome") == "selected":
         option = chosen.get("optionId")
-        if option in (ALLOW_ONCE, KEEP):
+        if option == ALLOW_ONCE:
             return {"reply": "once"}
         if option == ALLOW_ALWAYS:
             return {"reply": "always", "scope": "session"}
-        if option in (REJECT_ONCE, UNDO):
+        if option == REJECT_ONCE:
             return {"reply": "reject"}
         log.warning("the client chose an option we did not offer: %r; rejected", option)
         return {"reply": "reject", "message": f"The answer {option!r} is not an option."}

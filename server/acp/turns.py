@@ -25,7 +25,7 @@ from server.attach.rpc import METHOD_NOT_FOUND, RpcError
 
 log = logging.getLogger("toolhost.acp")
 
-BEGIN_SECONDS = 10.0  # the longest a prompt waits for its turn's first scan
+BEGIN_SECONDS = 3.0  # the longest a prompt waits for its turn's first scan (1 s at 100k files)
 TITLE_CHARS = 80
 
 _unsupported = False  # the sidecar answered -32601 once: it has no turns

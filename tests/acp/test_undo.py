@@ -8,6 +8,7 @@ turn, attached the editor's sidecar does (and the editor is not asked again).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -21,15 +22,29 @@ from tests.acp.test_proxy import AGENT, agent_env, step_results
 TOOLHOST = Path(sys.executable).with_name("toolhost")
 
 
-def answering(after_the_fact: str) -> Any:
-    """A client that answers the after-the-fact review ``after_the_fact``, and allows
-    everything else."""
+def answering(*after_the_fact: str | None) -> Any:
+    """A client that answers the after-the-fact reviews with ``after_the_fact`` in turn
+    (None: it dismisses the review), and allows everything else."""
+    answers = list(after_the_fact)
 
-    def choose(params: dict[str, Any]) -> str:
+    def choose(params: dict[str, Any]) -> str | None:
         kind = (params.get("_meta") or {}).get("toolhost", {}).get("kind")
-        return after_the_fact if kind == "afterTheFact" else "allow_once"
+        return answers.pop(0) if kind == "afterTheFact" else "allow_once"
 
     return choose
+
+
+def undo_list(project: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+    listed = subprocess.run(
+        [str(TOOLHOST), "undo", "--list", "--json", "--cwd", str(project)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    checkpoints: list[dict[str, Any]] = json.loads(listed.stdout)["checkpoints"]
+    return checkpoints
 
 
 def outside_steps(project: Path) -> list[dict[str, Any]]:
@@ -39,17 +54,18 @@ def outside_steps(project: Path) -> list[dict[str, Any]]:
     ]
 
 
-async def prompt_once(client: AcpClient, project: Path, steps: list[Any]) -> None:
+async def prompt_once(client: AcpClient, project: Path, steps: list[Any]) -> str:
     await client.initialize()
     session = await client.new_session(project)
     result = await client.prompt(session, json.dumps(steps))
     assert result["stopReason"] == "end_turn"
     # The review was asked, and answered, before the prompt's answer came back.
     assert client.permission_requests, stderr_of(client.sent_log.parent)
+    return session
 
 
 def the_review(client: AcpClient) -> dict[str, Any]:
-    (asked,) = [
+    asked, *_ = [
         p for p in client.permission_requests if p.get("_meta", {}).get("toolhost") is not None
     ]
     assert asked["_meta"]["toolhost"]["kind"] == "afterTheFact"
@@ -95,15 +111,7 @@ async def test_standalone_what_the_agent_changed_itself_is_reviewed_and_undone(
     assert not (project / "made.txt").exists()
     assert (project / "gone.txt").read_text() == "the user's\n"
     # The prompt was one turn, titled with its text, its outside changes listed.
-    listed = subprocess.run(
-        [str(TOOLHOST), "undo", "--list", "--json", "--cwd", str(project)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    turn, undo = json.loads(listed.stdout)["checkpoints"]
+    turn, undo = undo_list(project, env)
     assert turn["title"].startswith('[{"write":') and turn["client"] == "toolhost acp", turn
     assert turn["outside"] == []  # reviewed: no longer pending
     assert (undo["kind"], undo["restores"]) == ("restore", turn["id"])  # itself undoable
@@ -115,7 +123,8 @@ async def test_attached_the_acp_client_reviews_the_outside_changes_and_keeps_the
     project: Path, tmp_path: Path
 ) -> None:
     """The editor's sidecar keeps the turn; the ACP client, whose prompt it was, is asked
-    (the editor is not), and toolhost's own write in the same turn is not listed."""
+    (the editor is not), and toolhost's own write in the same turn is not listed. A
+    review the client dismisses changes nothing: the file stays, listed for undo."""
     from server.acp.upstream import OwnSidecar
 
     asked: list[dict[str, Any]] = []
@@ -130,8 +139,13 @@ async def test_attached_the_acp_client_reviews_the_outside_changes_and_keeps_the
     steps = [{"mcp": "write", "args": mine}, *outside_steps(project)]
     try:
         env = {**agent_env(tmp_path), "XDG_RUNTIME_DIR": str(editor.runtime)}
-        async with proxy(AGENT, project, env, tmp_path, choose=answering("keep")) as client:
-            await prompt_once(client, project, steps)
+        choose = answering("keep", None)
+        async with proxy(AGENT, project, env, tmp_path, choose=choose) as client:
+            session = await prompt_once(client, project, steps)
+            second = [{"write": str(project / "later.txt"), "text": "dismissed\n"}]
+            await client.prompt(session, json.dumps(second))
+            assert len(client.permission_requests) == 2
+            listed = await asyncio.to_thread(undo_list, project, env)
     finally:
         await editor.close()
     assert not step_results(client)[0]["isError"], step_results(client)
@@ -141,4 +155,7 @@ async def test_attached_the_acp_client_reviews_the_outside_changes_and_keeps_the
     assert (project / "a.py").read_text() == "x = 5\n"  # kept
     assert (project / "made.txt").read_text() == "by the agent\n"
     assert (project / "b.py").read_text() == "y = 2\n"
+    assert (project / "later.txt").read_text() == "dismissed\n"
+    *_, last = listed
+    assert [f["path"] for f in last["outside"]] == ["later.txt"]  # still to undo
     validate_sent(client.sent())
