@@ -192,6 +192,28 @@ async def test_a_file_changed_since_is_skipped_forced_and_the_undo_brings_it_bac
         assert (root / "a.txt").read_text() == "the person's edit\n"
 
 
+async def test_an_undo_puts_back_the_later_turns_too_and_never_deletes_the_persons_file(
+    tmp_path: Path,
+) -> None:
+    root, _ = project(tmp_path)
+    async with connect(root, options=OPTIONS) as client:
+        await ok(client, "bash", {"command": "mkdir -p made/deep && echo a > made/deep/f"}, "t1")
+        mine = root / "made" / "deep" / "mine.txt"
+        mine.write_text("the person's new file\n")  # in a folder the agent made
+        await ok(client, "bash", {"command": "echo later > a.txt"}, "t2")
+        first, second = (await client.call("checkpoints/list", {}))["checkpoints"]
+        assert (first["turnID"], second["turnID"]) == ("t1", "t2")
+
+        result = await client.call("checkpoints/restore", {"id": first["id"]})
+        assert sorted(result["restored"]) == ["a.txt", "made/deep/f"], result
+        reasons = {s["path"]: s["reason"] for s in result["skipped"]}
+        assert sorted(reasons) == ["made", "made/deep"], result
+        assert all("files the turn did not make" in r for r in reasons.values())
+    assert (root / "a.txt").read_text() == "alpha\n"  # the later turn's change, put back
+    assert not (root / "made" / "deep" / "f").exists()
+    assert mine.read_text() == "the person's new file\n"
+
+
 async def watching(client: WireClient) -> None:
     """Until the open turn's first scan is done (it runs beside the turn's calls)."""
     for _ in range(200):
