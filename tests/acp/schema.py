@@ -50,17 +50,26 @@ def schema() -> dict[str, Any]:
         if failure is not None:
             pytest.fail(f"npm could not install the ACP schema:\n{failure}")
     loaded: dict[str, Any] = json.loads(SCHEMA.read_text())
+    jsonschema.validators.validator_for(loaded).check_schema(loaded)  # once, not per check
     return loaded
 
 
 def _check(instance: Any, definition: str | None, side: str | None = None) -> None:
+    _validator(definition, side).validate(instance)
+
+
+@cache
+def _validator(definition: str | None, side: str | None) -> Any:
+    """One validator per definition (``jsonschema.validate`` checks the whole schema
+    again on every call: seconds per test)."""
     whole = schema()
     if side is not None:
         target: dict[str, Any] = {**next(s for s in whole["anyOf"] if s["title"] == side)}
     else:
         target = {"$ref": f"#/$defs/{definition}"}
     target["$defs"] = whole["$defs"]
-    jsonschema.validate(instance, target)
+    cls = jsonschema.validators.validator_for(whole)
+    return cls(target)
 
 
 def validate_sent(records: list[dict[str, Any]]) -> int:

@@ -81,6 +81,7 @@ class Agent:
                 task = loop.create_task(self.answer(message))
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
+        os._exit(0)  # stdin closed: gone at once (its MCP clients would hold the exit)
 
     async def answer(self, message: dict[str, Any]) -> None:
         method, params = message["method"], message.get("params") or {}
