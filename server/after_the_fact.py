@@ -11,6 +11,7 @@ An editor that answers no ``permission/ask`` is not asked: the changes stay list
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Protocol
 
@@ -34,7 +35,8 @@ class Asker(Protocol):
 
 
 def watch(host: ToolHost, options: InitOptions, server: EditorClient) -> None:
-    """Offer every turn's outside changes for review once the turn has ended."""
+    """Offer every turn's outside changes for review once the turn has ended, and tell
+    the editor when a checkpoint appears or a turn ends (``checkpoints/changed``)."""
     loop = asyncio.get_running_loop()
     tasks: set[asyncio.Task[None]] = set()
 
@@ -47,6 +49,12 @@ def watch(host: ToolHost, options: InitOptions, server: EditorClient) -> None:
         loop.call_soon_threadsafe(start)
 
     host.checkpoints.on_outside = ended
+
+    def changed() -> None:  # from any thread: the editor's list of turns is stale
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
+            loop.call_soon_threadsafe(server.protocol.notify, "checkpoints/changed", {})
+
+    host.checkpoints.on_changed = changed
 
 
 async def offer(

@@ -173,7 +173,14 @@ async def test_a_file_changed_since_is_skipped_forced_and_the_undo_brings_it_bac
 ) -> None:
     root, _ = project(tmp_path)
     async with connect(root, options=OPTIONS) as client:
+        changed: list[Any] = []
+        client.feature("checkpoints/changed")(lambda ls, params: changed.append(params))
         await ok(client, "bash", {"command": "echo agent > a.txt && echo agent > b.txt"}, "t1")
+        for _ in range(200):  # the turn's checkpoint appeared: the editors' lists refresh
+            if changed:
+                break
+            await asyncio.sleep(0.02)
+        assert changed == [{}]
         save(client, root / "a.txt", "the person's edit\n")  # after the agent changed it
         (turn,) = (await client.call("checkpoints/list", {}))["checkpoints"]
 

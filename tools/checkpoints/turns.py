@@ -75,6 +75,7 @@ class Turn:
     _runs: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _on_written: Callable[[Iterable[Path]], None] | None = None
+    _on_created: Callable[[], None] | None = None
 
     def meta(self) -> dict[str, Any]:
         return {
@@ -96,6 +97,8 @@ class Turn:
             if not (self.folder / "meta.json").exists():
                 self.folder.mkdir(parents=True, exist_ok=True)
                 write_json(self.folder / "meta.json", self.meta())
+                if self._on_created is not None:
+                    self._on_created()
         run = self.folder / "runs" / f"{number:04d}-{tool}"
         run.mkdir(parents=True)
         return run
@@ -143,6 +146,8 @@ class Checkpoints:
         # Told (checkpoint id, session id) when a turn ends with changes made outside
         # toolhost, from a worker thread: the sidecar offers them for review.
         self.on_outside: Callable[[str, str], None] | None = None
+        # Told, from any thread, when a checkpoint appears or a turn's summary is fixed.
+        self.on_changed: Callable[[], None] | None = None
 
     @property
     def store(self) -> Path:
@@ -215,7 +220,12 @@ class Checkpoints:
         turn = Turn(checkpoint, turn_id, session_id, title, client, folder, time.time(), **kw)
         turn.head = git_head(self.worktree)
         turn._on_written = self.wrote
+        turn._on_created = self._changed
         return turn
+
+    def _changed(self) -> None:
+        if self.on_changed is not None:
+            self.on_changed()
 
     def _scan_start(self, turn: Turn) -> None:
         try:
@@ -281,6 +291,7 @@ class Checkpoints:
                 "ended": time.time(),
             },
         )
+        self._changed()
         if found and offer and self.on_outside is not None:
             self.on_outside(turn.id, turn.session_id)
 

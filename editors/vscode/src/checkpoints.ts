@@ -5,8 +5,9 @@
  * (`checkpoints/list`, `checkpoints/restore`, `checkpoints/diff`, docs/protocol.md).
  */
 import * as vscode from 'vscode';
+import { LanguageClient } from 'vscode-languageclient/node';
 import { errorText } from './common/logging';
-import { ServerManager } from './common/server';
+import { RequestFamily, ServerManager } from './common/server';
 
 export const CHECKPOINT_COMMANDS = {
   undoLast: 'toolhost.undoLastTurn',
@@ -48,10 +49,29 @@ type Node =
   | { kind: 'turn'; checkpoint: Checkpoint }
   | { kind: 'file'; checkpoint: Checkpoint; file: CheckpointFile; outside: boolean };
 
-export function registerCheckpoints(server: ServerManager): vscode.Disposable[] {
+/** `checkpoints/changed`: a turn's checkpoint appeared or ended; the view lists again. */
+export class CheckpointsChangedFamily implements RequestFamily {
+  readonly flags = [] as const;
+  private readonly emitter = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.emitter.event;
+
+  register(client: LanguageClient): vscode.Disposable[] {
+    return [client.onNotification('checkpoints/changed', () => this.emitter.fire())];
+  }
+
+  dispose(): void {
+    this.emitter.dispose();
+  }
+}
+
+export function registerCheckpoints(
+  server: ServerManager,
+  changes: CheckpointsChangedFamily,
+): vscode.Disposable[] {
   const tree = new CheckpointsTree(server);
   const before = new BeforeTexts(server);
   return [
+    changes.onDidChange(() => tree.refresh()),
     vscode.window.createTreeView(CHECKPOINTS_VIEW, { treeDataProvider: tree }),
     vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, before),
     vscode.commands.registerCommand(CHECKPOINT_COMMANDS.undoLast, async () => {

@@ -17,12 +17,20 @@ before(async () => {
 after(() => s.dispose());
 
 test('Undo Last Agent Turn shows the dry run, then puts the turn back', async () => {
+  const view = stub.treeViews.get('toolhost.checkpoints');
+  const refreshed = new Promise((resolve) => view.provider.onDidChangeTreeData(resolve));
   const ran = await s.api.executeTool(
     'bash',
     { command: 'echo agent > a.txt && rm b.txt && mkdir -p n && echo new > n/c.txt' },
     { turnID: 'turn_vscode' },
   );
   assert.equal(ran.isError, false, ran.output);
+  // The sidecar's checkpoints/changed: the view lists the new turn.
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error('the Checkpoints view was not refreshed')), 15000);
+  });
+  await Promise.race([refreshed, late]).finally(() => clearTimeout(timer));
   stub.answers.message = (message, items) => (items.includes('Undo') ? 'Undo' : undefined);
   const result = await vscode.commands.executeCommand('toolhost.undoLastTurn');
   assert.deepEqual([...result.restored].sort(), ['a.txt', 'b.txt', 'n', 'n/c.txt']);
