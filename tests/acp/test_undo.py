@@ -17,7 +17,7 @@ from typing import Any
 
 from tests.acp.client import AcpClient, proxy, stderr_of
 from tests.acp.schema import validate_sent
-from tests.acp.test_proxy import AGENT, agent_env, step_results
+from tests.acp.test_proxy import AGENT, agent_env, recording_editor, step_results
 
 TOOLHOST = Path(sys.executable).with_name("toolhost")
 
@@ -125,16 +125,7 @@ async def test_attached_the_acp_client_reviews_the_outside_changes_and_keeps_the
     """The editor's sidecar keeps the turn; the ACP client, whose prompt it was, is asked
     (the editor is not), and toolhost's own write in the same turn is not listed. A
     review the client dismisses changes nothing: the file stays, listed for undo."""
-    from server.acp.upstream import OwnSidecar
-
-    asked: list[dict[str, Any]] = []
-
-    async def editor_review(ask: dict[str, Any]) -> dict[str, Any]:
-        asked.append(ask)
-        return {"reply": "once"}
-
-    editor = OwnSidecar(project, editor_review, review=False)
-    await editor.start()
+    editor, asked = await recording_editor(project, review=False)
     mine = {"filePath": str(project / "b.py"), "content": "y = 2\n"}
     steps = [{"mcp": "write", "args": mine}, *outside_steps(project)]
     try:
