@@ -221,6 +221,34 @@ async def test_an_undo_puts_back_the_later_turns_too_and_never_deletes_the_perso
     assert mine.read_text() == "the person's new file\n"
 
 
+def objects(root: Path) -> set[str]:
+    return {str(p) for p in (root / ".git" / "objects").rglob("*") if p.is_file()}
+
+
+async def test_a_commit_the_agent_made_is_listed_and_git_is_left_as_it_is(tmp_path: Path) -> None:
+    """The worktree's files come back; HEAD, refs, index and objects stay as the agent's
+    commit left them, for the person to undo with git (the turn says HEAD moved)."""
+    root, _ = project(tmp_path)
+    head = (root / ".git" / "HEAD").read_text()
+    async with connect(root, options=OPTIONS) as client:
+        commit = "git -c user.email=a@t -c user.name=agent commit -qam agent"
+        await ok(client, "bash", {"command": f"echo agent > a.txt && {commit}"}, "t1")
+        client.protocol.notify("turn/begin", {"turnID": "t2", "title": "next"})  # t1 ends
+        for _ in range(200):
+            (turn,) = (await client.call("checkpoints/list", {}))["checkpoints"]
+            if not turn["open"]:
+                break
+            await asyncio.sleep(0.05)
+        git_after, objects_after = git_state(root), objects(root)
+        moved = turn["git"]
+        assert moved and moved["before"] != moved["after"], turn
+        result = await client.call("checkpoints/restore", {"id": turn["id"]})
+        assert "a.txt" in result["restored"], result
+    assert (root / "a.txt").read_text() == "alpha\n"
+    assert git_state(root) == git_after and objects(root) == objects_after
+    assert (root / ".git" / "HEAD").read_text() == head  # the branch, not detached
+
+
 async def watching(client: WireClient) -> None:
     """Until the open turn's first scan is done (it runs beside the turn's calls)."""
     for _ in range(200):
