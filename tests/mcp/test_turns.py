@@ -1,12 +1,13 @@
 """Turns over MCP (issue 26): a call's ``_meta["toolhost/turn"]`` names its turn, and a
-call without one continues the session's turn (a new one after 30 s idle, proven
-in-process in ``tests/tools/test_checkpoints.py``), through every door: the lean one,
-the SDK's (``TOOLHOST_MCP_ENGINE=sdk``), and attached to an editor's sidecar, both
-handed over and forwarded.
+call without one continues the session's turn until the session has been idle for
+``checkpoints.idleSeconds`` (30 s; 2 s here), through every door: the lean one, the
+SDK's (``TOOLHOST_MCP_ENGINE=sdk``), and attached to an editor's sidecar, both handed
+over and forwarded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -17,11 +18,28 @@ import pytest
 from tests.mcp.helpers import TOOLHOST, mcp_client, text_of
 from tests.mcp.test_attach import editor_session, sidecar_lock
 
+IDLE = 2.0
+SCRIPT = (("c", None), ("c2", None), "idle", ("e", None), ("a", "t1"), ("b", "t1"), ("d", "t2"))
+
+
+@pytest.fixture(autouse=True)
+def short_idle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The global config (every toolhost the test starts reads it): turns idle after 2 s."""
+    folder = tmp_path / "opencode-config"
+    folder.mkdir()
+    (folder / "opencode.json").write_text(json.dumps({"checkpoints": {"idleSeconds": IDLE}}))
+    monkeypatch.setenv("OPENCODE_CONFIG_DIR", str(folder))
+
 
 async def three_turns(root: Path, *args: str, env: dict[str, str]) -> None:
-    """``c`` with no turn, then ``a`` and ``b`` in turn t1, then ``d`` in t2."""
+    """``c`` and ``c2`` with no turn, a pause, ``e`` with none, then ``a`` and ``b`` in
+    turn t1, then ``d`` in t2."""
     async with mcp_client(root, *args, env=env) as client:
-        for name, turn in (("c", None), ("a", "t1"), ("b", "t1"), ("d", "t2")):
+        for step in SCRIPT:
+            if step == "idle":
+                await asyncio.sleep(IDLE + 0.1)  # the idle time is what is tested
+                continue
+            name, turn = step
             meta: Any = {"toolhost/turn": turn} if turn else None
             args_ = {"filePath": str(root / f"{name}.txt"), "content": f"{name}\n"}
             done = await client.call_tool("write", args_, meta=meta)
@@ -48,8 +66,9 @@ def env_of(data: Path) -> dict[str, str]:
 
 
 def assert_three_turns(found: list[tuple[str, list[str]]]) -> None:
-    (first, c), *named = found
-    assert first.startswith("turn_") and c == ["c.txt"], found  # a turn of its own
+    (first, c), (second, e), *named = found
+    assert first.startswith("turn_") and c == ["c.txt", "c2.txt"], found  # one turn
+    assert second.startswith("turn_") and second != first and e == ["e.txt"], found  # idle
     assert named == [("t1", ["a.txt", "b.txt"]), ("t2", ["d.txt"])], found
 
 

@@ -48,11 +48,12 @@ def test_the_config_sets_retention_and_a_mistake_is_named(worktree: Path) -> Non
     assert [str(e) for e in errors] == [
         "checkpoints.outsde: unknown key; did you mean 'outside'? (a misspelt key would be ignored)"
     ]
-    (worktree / "opencode.json").write_text(json.dumps({"checkpoints": {"maxAgeDays": 2}}))
+    settings = {"checkpoints": {"maxAgeDays": 2, "idleSeconds": 5}}
+    (worktree / "opencode.json").write_text(json.dumps(settings))
     from tools.worktree import open_worktree
 
     host, _ = open_worktree(worktree)
-    assert host.checkpoints.max_age_days == 2.0
+    assert (host.checkpoints.max_age_days, host.checkpoints.idle_seconds) == (2.0, 5.0)
 
 
 def test_calls_without_a_turn_id_are_one_turn_until_the_session_is_idle(

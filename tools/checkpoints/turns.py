@@ -3,11 +3,12 @@
 A turn is the calls an agent makes for one user message. A client names it (a
 ``turnID`` on ``tools/execute``, ``turn/begin``, ``toolhost acp``'s ``session/prompt``,
 MCP's ``_meta["toolhost/turn"]``); a call that names none continues its session's
-turn unless the session has been idle for ``IDLE_SECONDS``, and then begins a new
-one. Every turn is a checkpoint (``chk_…``): its file-tool calls keep what each path
-held before they wrote it (``keep``), its bash commands have the sandbox do the same
-(``capture_spec``), and the scans of ``outside`` find what changed beside them. When
-a turn ends, its ``summary.json`` fixes what it did.
+turn unless the session has been idle for ``IDLE_SECONDS`` (the config's
+``checkpoints.idleSeconds``), and then begins a new one. Every turn is a checkpoint
+(``chk_…``): its file-tool calls keep what each path held before they wrote it
+(``keep``), its bash commands have the sandbox do the same (``capture_spec``), and the
+scans of ``outside`` find what changed beside them. When a turn ends, its
+``summary.json`` fixes what it did.
 
 This is the API the editors' protocol (``checkpoints/*``), ``toolhost undo`` and
 ``toolhost acp`` use: ``begin``/``turn_for``/``end`` mark turns, ``entries`` lists them,
@@ -137,6 +138,7 @@ class Checkpoints:
         self.max_age_days = max_age_days
         self.max_bytes = max_bytes
         self.track_outside = outside_changes
+        self.idle_seconds = IDLE_SECONDS
         self._open: dict[str, Turn] = {}
         self._sessions: set[str] = set()  # this process's: never pruned
         self._saves: dict[str, set[str]] = {}  # path -> hashes the person saved
@@ -158,6 +160,7 @@ class Checkpoints:
         self.max_age_days = settings.max_age_days
         self.max_bytes = settings.max_bytes
         self._outside_allowed = settings.outside
+        self.idle_seconds = settings.idle_seconds
 
     @property
     def watching_outside(self) -> bool:
@@ -183,7 +186,8 @@ class Checkpoints:
             current = self._open.get(session_id)
             now = time.monotonic()
             if current is not None:
-                same = current.turn_id == turn_id if turn_id else now - current.last < IDLE_SECONDS
+                idle = now - current.last >= self.idle_seconds
+                same = current.turn_id == turn_id if turn_id else not idle
                 if same:
                     current.last = now
                     return current

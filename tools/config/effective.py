@@ -50,14 +50,21 @@ class SandboxSettings:
 @dataclass(frozen=True)
 class CheckpointSettings:
     """``checkpoints`` in opencode.json (ours): how long undo keeps a worktree's turns,
-    and whether changes made beside toolhost during a turn are looked for."""
+    whether changes made beside toolhost during a turn are looked for, and how long a
+    session's calls without a turn id may pause and still be one turn."""
 
     max_age_days: float = 14.0
     max_bytes: int = 512 << 20
     outside: bool = True
+    idle_seconds: float = 30.0  # a call without a turn after this long begins a new one
 
 
-CHECKPOINT_KEYS = {"maxAgeDays": "max_age_days", "maxBytes": "max_bytes", "outside": "outside"}
+CHECKPOINT_KEYS = {
+    "maxAgeDays": "max_age_days",
+    "maxBytes": "max_bytes",
+    "outside": "outside",
+    "idleSeconds": "idle_seconds",
+}
 
 
 @dataclass(frozen=True)

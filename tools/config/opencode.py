@@ -66,7 +66,7 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
 
 
 def _read_checkpoints(value: Any, errors: list[ConfigError]) -> dict[str, Any]:
-    """``checkpoints``: ``{maxAgeDays, maxBytes, outside}``, each checked."""
+    """``checkpoints``: ``{maxAgeDays, maxBytes, outside, idleSeconds}``, each checked."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
