@@ -277,6 +277,7 @@ class Row:
     passed: bool | None
     baseline_text: str | None = None
     note: str = ""
+    unit: str = "s"  # "B": ours and baseline are bytes (storage), not seconds
 
     @property
     def ratio(self) -> float | None:
@@ -291,10 +292,15 @@ class Row:
             # A baseline that timed out is a lower bound, so the ratio is an upper one.
             ratio_text = f"< {ratio:.4f}x" if ratio is not None else "-"
         else:
-            base = fmt_time(self.baseline) if self.baseline is not None else "-"
+            base = self._fmt(self.baseline) if self.baseline is not None else "-"
             ratio_text = f"{ratio:.2f}x" if ratio is not None else "-"
         status = {True: "PASS", False: "MISS", None: "info"}[self.passed]
-        return [self.name, fmt_time(self.ours), base, ratio_text, self.target, status]
+        return [self.name, self._fmt(self.ours), base, ratio_text, self.target, status]
+
+    def _fmt(self, value: float) -> str:
+        if self.unit == "B":
+            return f"{value / 1e3:.1f} kB" if value < 1e6 else f"{value / 1e6:.1f} MB"
+        return fmt_time(value)
 
 
 HEADERS = ["benchmark", "ours", "baseline", "ratio", "target", "result"]

@@ -32,6 +32,7 @@ BENCHMARKS = (
     "edit_big",
     "sandbox_cost",
     "mcp_door",
+    "checkpoint_cost",
 )
 
 

@@ -77,8 +77,9 @@ def create_server() -> ToolhostServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: ToolhostServer, params: types.DidSaveTextDocumentParams) -> None:
-        """LSP handler for textDocument/didSave."""
+        """LSP handler for textDocument/didSave (a person's save: never undone)."""
         ls.documents.saved(params.text_document.uri)
+        ls.saved_by_user(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: ToolhostServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -100,6 +101,26 @@ def create_server() -> ToolhostServer:
     async def permission_revoke(ls: ToolhostServer, params: Any) -> dict[str, Any]:
         revoked: dict[str, Any] = await _handlers().permission_revoke(ls, params)
         return revoked
+
+    @server.feature("turn/begin")
+    async def turn_begin(ls: ToolhostServer, params: Any) -> None:
+        """toolhost notification turn/begin: the calls that follow are one turn."""
+        await _handlers().turn_begin(ls, params)
+
+    @server.feature("checkpoints/list")
+    async def checkpoints_list(ls: ToolhostServer, params: Any) -> dict[str, Any]:
+        listed: dict[str, Any] = await _handlers().checkpoints_list(ls, params)
+        return listed
+
+    @server.feature("checkpoints/restore")
+    async def checkpoints_restore(ls: ToolhostServer, params: Any) -> dict[str, Any]:
+        restored: dict[str, Any] = await _handlers().checkpoints_restore(ls, params)
+        return restored
+
+    @server.feature("checkpoints/diff")
+    async def checkpoints_diff(ls: ToolhostServer, params: Any) -> dict[str, Any]:
+        diff: dict[str, Any] = await _handlers().checkpoints_diff(ls, params)
+        return diff
 
     @server.feature("tools/execute")
     async def tools_execute(params: Any) -> dict[str, Any]:

@@ -46,6 +46,7 @@ async def execute(
     model: ModelRef | None,
     call_id: str | None = None,
     message_id: str = "",
+    turn_id: str | None = None,
 ) -> dict[str, Any]:
     """Run one call; its ``ToolResult`` in wire form, a fault outside the tool included."""
     try:
@@ -58,6 +59,7 @@ async def execute(
             message_id=message_id,
             agent=agent,
             model=model,
+            turn_id=turn_id,
         )
     except Exception as error:  # a fault outside the tool (its own are caught in Tool.run)
         log.exception("tools/execute %s failed", tool)

@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     from server.acp.main import add_arguments as acp_arguments
 
     acp_arguments(commands.add_parser("acp", help="run an ACP agent with toolhost in between"))
+    from server import undo_cli
+
+    undo_cli.add_arguments(commands.add_parser("undo", help="put an agent's turn back"))
     return parser
 
 
@@ -147,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
         return trust_folder(args)
     if args.command == "doctor":
         return run_doctor(args)
+    if args.command == "undo":
+        from server import undo_cli
+
+        return undo_cli.main(args)
     return run_tool(args)
 
 

@@ -72,6 +72,7 @@ async def tools_execute(server: ToolhostServer, raw: Any) -> dict[str, Any]:
             message_id=params.message_id or "",
             agent=params.agent or state.options.agent,
             model=params.model or state.options.model,
+            turn_id=params.turn_id,
         )
     finally:
         bridge.end_progress()
@@ -106,3 +107,69 @@ async def permission_revoke(server: ToolhostServer, raw: Any) -> dict[str, Any]:
     if revoked.scope in ("project", "user"):
         await state.reload_config()  # the rule is gone before the answer, not on the next poll
     return {"revoked": True, "rule": revoked.to_wire()}
+
+
+# ---------------------------------------------------------------- checkpoints (undo)
+
+
+async def turn_begin(server: ToolhostServer, raw: Any) -> None:
+    """``turn/begin {turnID, title?, sessionID?}``: the calls that follow are one turn."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("turnID"), str):
+        log.warning("turn/begin needs params.turnID, a string; ignored")
+        return
+    state = server.state
+    await state.ready()
+    title = str(raw["title"]) if isinstance(raw.get("title"), str) else ""
+    session = raw.get("sessionID") if isinstance(raw.get("sessionID"), str) else None
+    state.host.checkpoints.begin(session or state.session_id, raw["turnID"], title)
+
+
+async def checkpoints_list(server: ToolhostServer, raw: Any) -> dict[str, Any]:
+    """``checkpoints/list {sessionID?}``: every checkpoint, oldest first."""
+    session = raw.get("sessionID") if isinstance(raw, dict) else None
+    if session is not None and not isinstance(session, str):
+        raise JsonRpcInvalidParams("checkpoints/list: sessionID must be a string")
+    state = server.state
+    await state.ready()
+    entries = await asyncio.to_thread(state.host.checkpoints.entries, session)
+    return {"checkpoints": entries}
+
+
+async def checkpoints_restore(server: ToolhostServer, raw: Any) -> dict[str, Any]:
+    """``checkpoints/restore {id, dryRun?, force?, paths?}``."""
+    from server.undo import parse_restore
+
+    params = parse_restore(raw)
+    state = server.state
+    await state.ready()
+    checkpoints = state.host.checkpoints
+    try:
+        result = await asyncio.to_thread(
+            lambda: checkpoints.restore(
+                params.id, dry_run=params.dry_run, force=params.force, paths=params.paths
+            )
+        )
+    except KeyError:
+        raise JsonRpcInvalidParams(
+            f"checkpoints/restore: no checkpoint {params.id!r}; checkpoints/list names them"
+        ) from None
+    if result["restored"] and not params.dry_run:
+        written = [str(checkpoints.worktree / p) for p in result["restored"]]
+        # Clean buffers of these files reload; dirty ones are the person's, left alone.
+        server.protocol.notify("checkpoints/restored", {"uris": [_uri(p) for p in written]})
+    return result
+
+
+async def checkpoints_diff(server: ToolhostServer, raw: Any) -> dict[str, Any]:
+    """``checkpoints/diff {id, path}``: the file before the checkpoint and now, as text."""
+    from server.undo import diff_of
+
+    state = server.state
+    await state.ready()
+    return await asyncio.to_thread(diff_of, state.host.checkpoints, raw)
+
+
+def _uri(path: str) -> str:
+    from pathlib import Path
+
+    return Path(path).as_uri()

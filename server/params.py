@@ -33,6 +33,7 @@ class ExecuteParams:
     agent: str | None = None
     model: ModelRef | None = None
     work_done_token: int | str | None = None
+    turn_id: str | None = None
 
 
 def json_type(value: Any) -> str:
@@ -98,6 +99,7 @@ def parse_execute(raw: Any) -> ExecuteParams:
         agent=_string(params, "agent", method),
         model=_model(params, method),
         work_done_token=token,
+        turn_id=_string(params, "turnID", method),
     )
 
 

@@ -75,12 +75,20 @@ class ToolhostServer(LanguageServer):
             self._state = ServerState.build(
                 self.initialize_params.initialization_options, self.worktree, self.trusted_by_cli
             )
+            info = self.initialize_params.client_info
+            self._state.host.checkpoints.client = info.name if info else "unknown"
             if self.owns_process:
                 settle_memory()
             # Config files and custom tools load in the background (tools/* wait for it);
             # problems are shown then.
             self._state.start(self)
         return self._state
+
+    def saved_by_user(self, uri: str) -> None:
+        """The editor saved a file: what it holds now is the person's (checkpoints)."""
+        path = uri_to_path(uri)
+        if self._state is not None and path is not None:
+            self._state.host.checkpoints.saved(path)
 
     def stop_state(self) -> None:
         """Stop watching files and the custom tools' Node.js host (shutdown, exit, EOF)."""

@@ -104,6 +104,7 @@ class ServerState:
             config=options.config,
             permission_defaults=list(options.permission_defaults),
             trusted=trust.trusted,
+            track_outside=True,
         )
         return cls(options, host, options.session_id or new_id("ses"), trust=trust)
 
@@ -122,6 +123,10 @@ class ServerState:
             self._changed,
         )
         self._watcher.start()
+        from server.after_the_fact import watch
+
+        # A turn's changes made outside toolhost, offered for review when it ends.
+        watch(self.host, self.options, server)
         self._loading = asyncio.get_running_loop().create_task(self._load(), name="toolhost-load")
 
     async def ready(self) -> None:
@@ -143,6 +148,7 @@ class ServerState:
             self._loading.cancel()
         if self._asking is not None and not self._asking.done():
             self._asking.cancel()
+        self.host.checkpoints.end_all()  # each open turn's summary, before the process goes
         self.host.close()
 
     # -- loading --------------------------------------------------------------

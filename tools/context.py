@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from tools.agents.catalog import Agent
     from tools.agents.children import Child
     from tools.agents.policy import ChildPolicy
+    from tools.checkpoints.turns import Turn
     from tools.config.effective import Config
     from tools.fsio.paths import Roots
     from tools.model import ModelRef
@@ -156,6 +157,8 @@ class ToolContext:
     # Asks of this call that went past the rules (to a person, or refused for want of
     # one): time may have passed in them, so what was looked at before may have changed.
     people_asked: int = 0
+    # The turn this call belongs to (tools.checkpoints): what it changes is kept there.
+    turn: Turn | None = None
     _last_update: float = 0.0
     _pending_update: dict[str, Any] | None = None
     _flush_handle: asyncio.TimerHandle | None = None

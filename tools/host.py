@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tools.agents.catalog import Agent, agents_from_config
 from tools.agents.policy import ChildPolicy
+from tools.checkpoints.turns import Checkpoints
 from tools.config.effective import DEFAULT_SUBAGENT_DEPTH, Config
 from tools.config.saved import ConfigRuleStore
 from tools.context import ToolContext
@@ -42,6 +43,7 @@ from tools.truncation import output_dir
 
 if TYPE_CHECKING:
     from tools.agents.children import Child
+    from tools.checkpoints.turns import Turn
 
 # Denied in every child session unless its agent names them in its own rules.
 CHILD_DENIED_UNLESS_DECLARED = ("todowrite", "todoread", "task")
@@ -67,6 +69,7 @@ class ToolHost:
         read_before_write: bool = True,
         permission_defaults: Ruleset | None = None,
         trusted: bool = True,
+        track_outside: bool = False,
     ) -> None:
         from tools.builtin.lazy import builtin_tools, invalid_tool
 
@@ -79,8 +82,17 @@ class ToolHost:
         # The editor's defaults (initializationOptions.permissionDefaults): beneath the
         # agent's rules and every config file, above OpenCode's built-in defaults.
         self.permission_defaults: Ruleset = list(permission_defaults or [])
-        self.permissions = PermissionService(self._rules_for, ConfigRuleStore(self.worktree))
         self.children: dict[str, Child] = {}  # the sessions task started, by session id
+        # Every turn's changes, kept to be undone (tools.checkpoints); ``track_outside``:
+        # also scan for changes made beside toolhost (a long-lived sidecar only).
+        self.checkpoints = Checkpoints(
+            self.worktree,
+            lambda: [str(self.directory), *self.config.allowed_dirs],
+            outside_changes=track_outside,
+        )
+        self.checkpoints.configure(self.config.checkpoints)
+        rules = ConfigRuleStore(self.worktree, lambda path: self.checkpoints.wrote([path]))
+        self.permissions = PermissionService(self._rules_for, rules)
         # Nothing is read until reload_custom(): construction stays cheap.  An untrusted
         # folder's own tool files (tools.permission.trust) are never imported.
         self.custom = CustomTools(self.directory, self.worktree, project=trusted)
@@ -133,6 +145,7 @@ class ToolHost:
 
     def set_config(self, config: Config) -> None:
         self.config = config
+        self.checkpoints.configure(config.checkpoints)
         self._rules_cache.clear()
         self.__dict__.pop("agents", None)
 
@@ -193,6 +206,15 @@ class ToolHost:
         )
         self.children[session_id] = child
         return child
+
+    def _turn_of_child(self, session_id: str) -> Turn | None:
+        """A sub-agent's calls belong to the turn of the session that started it."""
+        child = self.children.get(session_id)
+        while child is not None and child.parent_session_id in self.children:
+            child = self.children[child.parent_session_id]
+        if child is None:
+            return None
+        return self.checkpoints.turn_for(child.parent_session_id)
 
     def child_rules(self, agent: Agent) -> Ruleset:
         """The sub-agent's side: its rules, then what every child is denied."""
@@ -277,6 +299,7 @@ class ToolHost:
         message_id: str = "",
         agent: str = "build",
         model: ModelRef | None = None,
+        turn_id: str | None = None,
     ) -> ToolResult:
         editor = editor or EditorBridge()
         session = self.sessions.get(session_id or new_id("ses"))
@@ -285,8 +308,9 @@ class ToolHost:
             return await self._execute_in_child(
                 child, tool_id, args, editor, call_id or new_id("call"), message_id, model
             )
+        turn = self.checkpoints.turn_for(session.id, turn_id, title=_title(tool_id, args))
         return await self._execute(
-            tool_id, args, editor, session, call_id, message_id, agent, model
+            tool_id, args, editor, session, call_id, message_id, agent, model, turn
         )
 
     async def _execute_in_child(
@@ -350,6 +374,7 @@ class ToolHost:
         message_id: str,
         agent: str,
         model: ModelRef | None,
+        turn: Turn | None = None,
     ) -> ToolResult:
         tool = self.registry.get(tool_id)
         if tool is None:
@@ -382,6 +407,7 @@ class ToolHost:
             agent=agent,
             model=model,
             editor=editor,
+            turn=turn or self._turn_of_child(session.id),
         )
         if session.is_doom_loop(message_id, tool.id, args):
             try:
@@ -395,3 +421,13 @@ class ToolHost:
             except ToolError as error:
                 return tool.error_result(error.message, error.kind, error.metadata)
         return await tool.run(args, ctx)
+
+
+def _title(tool_id: str, args: Any) -> str:
+    """A turn's title until a client names it: its first call, in a few words."""
+    if isinstance(args, dict):
+        for key in ("description", "command", "filePath", "pattern"):
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                return f"{tool_id}: {value[:60]}"
+    return tool_id

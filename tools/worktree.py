@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tools.changes import journal
+from tools.checkpoints import restore as checkpoint_restore
 from tools.config.errors import ConfigProblem
 from tools.config.files import LoadedConfig, config_paths, load_config
 from tools.config.merge import merge
@@ -60,7 +61,7 @@ def recover_interrupted_changes() -> list[str]:
     Run once at every start, before any tool; one line per file put back or left alone.
     """
     try:
-        return journal.recover()
+        return journal.recover() + checkpoint_restore.recover()
     except Exception as error:  # recovery must never keep toolhost from starting
         log.exception("recovering interrupted changes failed")
         return [f"could not recover interrupted changes ({error})"]

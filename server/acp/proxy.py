@@ -9,7 +9,8 @@ Every message is relayed unchanged except:
   client's own entries kept, one of its own named ``toolhost`` replaced), and the
   agent's own tools are turned off where it reads that from the session
   (``server.acp.agents``);
-- ``session/prompt``: a turn (``server.acp.turns``);
+- ``session/prompt``: a turn (``server.acp.turns``), its answer relayed once the turn's
+  changes made outside toolhost were reviewed;
 - the agent's ``fs/*`` and ``terminal/*`` requests, answered here;
 - standalone, the proxy's sidecar's reviews, sent to the client as
   ``session/request_permission`` (``server.acp.reviews``).
@@ -46,6 +47,7 @@ from server.acp.wire import (
     is_request,
     stdio_streams,
 )
+from server.attach.rpc import REQUEST_CANCELLED, RpcError
 from server.lockfile import LockInfo
 
 log = logging.getLogger("toolhost.acp")
@@ -195,7 +197,7 @@ class Proxy:
                 elif method in SESSION_METHODS:
                     await self._session_opening(message["id"], method, params)
                 elif method == "session/prompt":
-                    self._prompt_starting(message["id"], params)
+                    await self._prompt_starting(message["id"], params)
             self.pending[message["id"]] = method
             if method in TIMED_METHODS:
                 self._spawn(self._deadline(message["id"], method))
@@ -235,6 +237,7 @@ class Proxy:
                 return started.lock
 
             link = SessionLink(folder, upstream, "toolhost acp", model=self.model)
+        link.review = self._ask
         await link.start()
         self.by_toolhost[link.toolhost_session] = link
         return link
@@ -262,14 +265,21 @@ class Proxy:
             link.acp_session.set_result(acp_session)
         self.links[acp_session] = link
 
-    def _prompt_starting(self, msg_id: Any, params: dict[str, Any]) -> None:
+    async def _prompt_starting(self, msg_id: Any, params: dict[str, Any]) -> None:
+        """Begin the prompt's turn; relayed once its first scan is done (or after
+        ``turns.BEGIN_SECONDS``: a slow scan delays no prompt longer)."""
         link = self.links.get(str(params.get("sessionId")))
         if link is None:
             return
         turn = asyncio.get_running_loop().create_task(
-            turns.begin(link, str(params.get("sessionId")))
+            turns.begin(link, turns.title_of(params.get("prompt")))
         )
         self.prompts[msg_id] = (link, turn)
+        done, _ = await asyncio.wait({turn}, timeout=turns.BEGIN_SECONDS)
+        if not done:
+            log.warning(
+                "the turn's first scan took over %g s; the prompt goes on", turns.BEGIN_SECONDS
+            )
 
     async def _deadline(self, msg_id: Any, method: str) -> None:
         await asyncio.sleep(self.start_timeout)
@@ -300,12 +310,15 @@ class Proxy:
             if msg_id not in self.pending:
                 return  # a request we already failed ourselves (a deadline)
             method = self.pending.pop(msg_id)
-            self._answered(msg_id, message)
-            self.client.send(message, method, relayed=True)
+            self._answered(msg_id, message, method)
             return
         self.client.send(message, relayed=True)
 
-    def _answered(self, msg_id: Any, message: Message) -> None:
+    def _answered(self, msg_id: Any, message: Message, method: str) -> None:
+        """Relay the agent's answer; a prompt's once its turn has ended and the changes
+        made outside toolhost were reviewed (the client's review belongs to the prompt)."""
+        assert self.client is not None
+        client = self.client
         result = message.get("result")
         link = self.awaiting.pop(msg_id, None)
         if link is not None and isinstance(result, dict):
@@ -313,13 +326,18 @@ class Proxy:
             if isinstance(session, str):
                 self._bind(link, session)
         prompt = self.prompts.pop(msg_id, None)
-        if prompt is not None:
-            stop = result.get("stopReason") if isinstance(result, dict) else "error"
+        if prompt is None:
+            client.send(message, method, relayed=True)
+            return
+        stop = result.get("stopReason") if isinstance(result, dict) else "error"
 
-            async def finish() -> None:
+        async def finish() -> None:
+            try:
                 await turns.end(prompt[0], await prompt[1], stop)
+            finally:
+                client.send(message, method, relayed=True)
 
-            self._spawn(finish())
+        self._spawn(finish())
 
     async def _serve(self, message: Message) -> None:
         assert self.child is not None
@@ -342,21 +360,27 @@ class Proxy:
     # -- reviews ---------------------------------------------------------------------
 
     async def _ask(self, ask: dict[str, Any]) -> dict[str, Any]:
-        """A review of the proxy's own sidecar, asked of the ACP client."""
+        """A review of the sidecar (the proxy's own, or a turn's after-the-fact review),
+        asked of the ACP client. An after-the-fact review nobody answered is an error
+        answer: it leaves the files as they are, listed (``reviews.after_the_fact_reply``)."""
         assert self.client is not None
+        after = reviews.is_after_the_fact(ask)
         link = self.by_toolhost.get(str(ask.get("sessionID")))
         if link is None and self.by_toolhost:
             link = list(self.by_toolhost.values())[-1]  # a sub-agent's child session
         if link is None:
-            return {"reply": "reject", "message": "No ACP session is open to ask in."}
+            return _unanswered(after, "No ACP session is open to ask in.")
         acp_session = await link.acp_session
         try:
             answer = await self.client.request(
                 "session/request_permission", reviews.request(acp_session, ask)
             )
         except AcpError as error:
-            return {"reply": "reject", "message": f"The editor could not ask: {error.message}"}
-        return reviews.reply(answer)
+            return _unanswered(after, f"The editor could not ask: {error.message}")
+        if not after:
+            return reviews.reply(answer)
+        chosen = reviews.after_the_fact_reply(answer)
+        return chosen if chosen is not None else _unanswered(after, "The review was dismissed.")
 
     def _landed(self, link: SessionLink, tool: str, result: dict[str, Any]) -> None:
         """Attached: what a call changed, shown to the ACP client once it landed."""
@@ -366,6 +390,12 @@ class Proxy:
         update = reviews.landed_update(link.acp_session.result(), call_id, tool, result)
         if update is not None:
             self.client.notify("session/update", update)
+
+
+def _unanswered(after_the_fact: bool, why: str) -> dict[str, Any]:
+    if after_the_fact:
+        raise RpcError(REQUEST_CANCELLED, f"{why} The changes stay, listed for undo.")
+    return {"reply": "reject", "message": why}
 
 
 def _advertise_client_methods(params: dict[str, Any]) -> None:

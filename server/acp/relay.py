@@ -58,6 +58,9 @@ class SessionLink:
         self._peers: set[Peer] = set()
         self._own: Peer | None = None
         self._updates: dict[str, Callable[[Any], None]] = {}  # the own calls' progress
+        self.turn_id: str | None = None  # the open turn (server.acp.turns): calls carry it
+        # Answers the sidecar's after-the-fact review of a turn (the proxy's ``_ask``).
+        self.review: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
 
     # -- the MCP server the agent is given ---------------------------------------
 
@@ -116,8 +119,18 @@ class SessionLink:
                 self.toolhost_session,
                 {"tools/update": lambda params: _dispatch(updates, params)},
                 self._model_option(),
+                handlers={"permission/ask": self._review},
             )
         return self._own
+
+    async def _review(self, ask: Any) -> dict[str, Any]:
+        if self.review is None or not isinstance(ask, dict):
+            return {"reply": "reject", "message": "toolhost acp has no one to ask."}
+        return await self.review(ask)
+
+    def with_turn(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A ``tools/execute``'s params, in the open turn."""
+        return {**params, "turnID": self.turn_id} if self.turn_id else params
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Any other request of the attach protocol, on this session's own connection."""
@@ -150,9 +163,8 @@ class SessionLink:
         if on_update is not None:
             updates[call_id] = on_update
         try:
-            result: dict[str, Any] = await own.request(
-                "tools/execute", {"tool": tool, "args": args, "callID": call_id}
-            )
+            call = self.with_turn({"tool": tool, "args": args, "callID": call_id})
+            result: dict[str, Any] = await own.request("tools/execute", call)
         finally:
             updates.pop(call_id, None)
         if self.observe is not None:
@@ -250,6 +262,8 @@ class RelayedClient:
         assert self.upstream is not None
         params = dict(params) if isinstance(params, dict) else {}
         params["sessionID"] = self.link.toolhost_session  # the session the proxy knows
+        if method == "tools/execute":
+            params = self.link.with_turn(params)
         try:
             log.debug("relaying %s for %s", method, self.link.toolhost_session)
             answer = await self.upstream.request(method, params)

@@ -6,7 +6,9 @@ file (its whole text before and after, ``oldText`` null for a new file) or, for 
 command, its text; the options are allow_once / allow_always / reject_once, and the
 chosen one is the review's answer.  Attached to an editor, the editor reviews; once
 a change has landed the ACP client is shown it as a ``session/update`` tool call with
-the same diffs (``landed_update``).
+the same diffs (``landed_update``).  The after-the-fact review of a turn (files changed
+outside toolhost) has the options keep (allow_once) and undo (reject_once) and
+``_meta.toolhost.kind = "afterTheFact"``, attached or not.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from tools.changes.hunks import Hunk, apply_hunks, parse_hunks
 log = logging.getLogger("toolhost.acp")
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE = "allow_once", "allow_always", "reject_once"
+AFTER_THE_FACT, KEEP, UNDO = "afterTheFact", "keep", "undo"  # tools.checkpoints.review's
 CANCELLED = "The user dismissed the review without answering, so nothing was done."
 KINDS = {"edit": "edit", "bash": "execute", "read": "read", "webfetch": "fetch"}
 
@@ -107,9 +110,70 @@ def options(ask: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def is_after_the_fact(ask: dict[str, Any]) -> bool:
+    metadata = ask.get("metadata")
+    return isinstance(metadata, dict) and metadata.get("kind") == AFTER_THE_FACT
+
+
+def after_the_fact_reply(outcome: Any) -> dict[str, Any] | None:
+    """keep -> ``once`` (keep every file), undo -> ``reject`` (undo every file); None
+    for anything else: a dismissed review changes nothing (the files stay listed, to
+    undo with their turn), since an undo would also take back what a person may have
+    typed outside the editor during the turn."""
+    chosen = outcome.get("outcome") if isinstance(outcome, dict) else None
+    option = chosen.get("optionId") if isinstance(chosen, dict) else None
+    if isinstance(chosen, dict) and chosen.get("outcome") == "selected":
+        if option == KEEP:
+            return {"reply": "once"}
+        if option == UNDO:
+            return {"reply": "reject"}
+        log.warning("the client chose an option we did not offer: %r; nothing done", option)
+    return None
+
+
 def request(acp_session: str, ask: dict[str, Any]) -> dict[str, Any]:
     """``session/request_permission``'s params."""
+    metadata = ask.get("metadata")
+    if isinstance(metadata, dict) and is_after_the_fact(ask):
+        return after_the_fact(acp_session, ask, metadata)
     return {"sessionId": acp_session, "toolCall": tool_call(ask), "options": options(ask)}
+
+
+def after_the_fact(
+    acp_session: str, ask: dict[str, Any], metadata: dict[str, Any]
+) -> dict[str, Any]:
+    """The review of what changed outside toolhost during a turn: each file's text when
+    the turn began (``oldText``, null: it was made) and now (``newText``, empty: it is
+    gone); the options keep and undo."""
+    content = [
+        {
+            "type": "diff",
+            "path": str(entry.get("filePath")),
+            "oldText": entry.get("before"),
+            "newText": entry.get("after") or "",
+        }
+        for entry in metadata.get("files") or []
+        if isinstance(entry, dict)
+    ]
+    meta = {"toolhost": {"kind": AFTER_THE_FACT, "checkpoint": metadata.get("checkpoint")}}
+    call = {
+        "toolCallId": f"toolhost-{ask.get('id') or ask.get('callID')}",
+        "title": str(ask.get("title")),
+        "kind": "edit",
+        "status": "completed",  # it happened: the question is whether to keep it
+        "content": content,
+        "locations": [{"path": item["path"]} for item in content],
+        "_meta": meta,
+    }
+    return {
+        "sessionId": acp_session,
+        "toolCall": call,
+        "options": [
+            {"optionId": KEEP, "name": "Keep these changes", "kind": ALLOW_ONCE},
+            {"optionId": UNDO, "name": "Undo them", "kind": REJECT_ONCE},
+        ],
+        "_meta": meta,
+    }
 
 
 def reply(outcome: Any) -> dict[str, Any]:

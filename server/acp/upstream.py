@@ -52,10 +52,13 @@ async def connect(
     session_id: str,
     notifications: Mapping[str, Callable[[Any], None]],
     defaults: Mapping[str, Any] | None = None,
+    *,
+    handlers: Mapping[str, Callable[[Any], Awaitable[Any]]] | None = None,
 ) -> Peer:
     """An initialized attach connection to ``lock``'s sidecar, calling as ``session_id``;
-    ``defaults``: the caller's ``agent`` and ``model``."""
-    peer = Peer(notifications=notifications)
+    ``defaults``: the caller's ``agent`` and ``model``; ``handlers``: the sidecar's
+    requests it answers."""
+    peer = Peer(handlers, notifications=notifications)
     assert lock.socket is not None
     await connect_unix(lock.socket, peer, CONNECT_SECONDS, sidecar_pid=lock.pid)
     options: dict[str, Any] = {**(defaults or {}), "token": lock.token, "sessionID": session_id}

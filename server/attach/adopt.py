@@ -81,9 +81,10 @@ class AdoptedBackend:
         return tools
 
     async def call(self, tool: str, args: dict[str, Any], hooks: CallHooks) -> dict[str, Any]:
-        result = await self.client.tools_execute(
-            {"tool": tool, "args": args}, progress=hooks.progress
-        )
+        request: dict[str, Any] = {"tool": tool, "args": args}
+        if hooks.turn:
+            request["turnID"] = hooks.turn
+        result = await self.client.tools_execute(request, progress=hooks.progress)
         result.setdefault("metadata", {})
         result["metadata"]["attachedTo"] = {
             "editor": self.client.editor,

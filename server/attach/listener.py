@@ -10,7 +10,8 @@ ToolHost, config and custom tools, and the editor connection's bridge, so reads
 see unsaved buffers, edits go through the editor (undo, save), permission asks
 become the editor's review prompts and diagnostics come from its language servers.
 Progress (``tools/update``) goes to the connection that made the call, and each
-connection hears ``tools/listChanged``.
+connection hears ``tools/listChanged``. ``checkpoints/*`` and ``turn/*`` (``server.attach.turns``)
+serve ``toolhost acp``'s undo.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException
 
 from server import __version__, lockfile
+from server.attach import turns
 from server.attach.rpc import INVALID_PARAMS, Peer, RpcError
 from server.documents import uri_to_path
 from server.lockkeeper import LockKeeper
@@ -125,8 +127,18 @@ class AttachedClient:
                 "tools/execute": self.tools_execute,
                 "mcp/adopt": self.adopt,
                 "files/read": self.files_read,
+                "checkpoints/list": self.checkpoints("checkpoints_list"),
+                "checkpoints/restore": self.checkpoints("checkpoints_restore"),
+                "checkpoints/diff": self.checkpoints("checkpoints_diff"),
+                "turn/begin": lambda params: turns.begin(self.server, params, self.session_id),
+                "turn/end": lambda params: turns.end(
+                    self.server, self.peer, params, self.session_id
+                ),
             },
-            {"exit": lambda _: self.peer.close()},
+            {
+                "exit": lambda _: self.peer.close(),
+                "turn/begin": lambda params: turns.begin_now(self.server, params, self.session_id),
+            },
         )
         self.peer.gate = self._gate
         self.peer.protocol()
@@ -144,6 +156,9 @@ class AttachedClient:
             return "The token does not match this sidecar's lock file."
         self.peer.gate = None
         self.options = options or {}
+        session = self.options.get("sessionID")
+        if isinstance(session, str) and session:
+            self.session_id = session  # known before any other message is handled
         return None
 
     async def initialize(self, params: Any) -> dict[str, Any]:
@@ -225,7 +240,23 @@ class AttachedClient:
             message_id=parsed.message_id or "",
             agent=parsed.agent or state.options.agent,
             model=parsed.model or state.options.model,
+            turn_id=parsed.turn_id,
         )
+
+    def checkpoints(self, name: str) -> Any:
+        """A ``checkpoints/*`` request answered as on the editor's connection (this
+        connection's session by default): ``toolhost acp`` lists and restores through it."""
+
+        async def answer(params: Any) -> Any:
+            from server import handlers
+
+            merged = {"sessionID": self.session_id, **(params if isinstance(params, dict) else {})}
+            if name != "checkpoints_list":
+                merged.pop("sessionID")
+            with rpc_errors():
+                return await getattr(handlers, name)(self.server, merged)
+
+        return answer
 
     async def files_read(self, params: Any) -> dict[str, Any]:
         """``{path}`` -> ``{text}``: the editor's unsaved buffer of ``path``, or null when the

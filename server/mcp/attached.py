@@ -136,9 +136,10 @@ class AttachedBackend:
         call_id = f"call_mcp{os.getpid():x}_{next(self._calls)}"
         self._progress[call_id] = hooks
         try:
-            result: dict[str, Any] = await self.peer.request(
-                "tools/execute", {"tool": tool, "args": args, "callID": call_id}
-            )
+            request = {"tool": tool, "args": args, "callID": call_id}
+            if hooks.turn:
+                request["turnID"] = hooks.turn
+            result: dict[str, Any] = await self.peer.request("tools/execute", request)
         except ConnectionError:
             self.detached()
             return {"title": tool, "output": GONE, "metadata": {"error": "failed"}, "isError": True}

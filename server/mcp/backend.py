@@ -23,6 +23,14 @@ Changed = Callable[[], Coroutine[Any, Any, None]]
 class CallHooks:
     progress: Progress
     elicit: Elicit | None = None  # None: the MCP client cannot be asked
+    # The call's ``_meta["toolhost/turn"]``; without it, a new turn after 30 s idle.
+    turn: str | None = None
+
+
+def turn_of(meta: Any) -> str | None:
+    """A ``tools/call``'s ``_meta["toolhost/turn"]``, when it is a string (both doors)."""
+    turn = meta.get("toolhost/turn") if isinstance(meta, dict) else None
+    return turn if isinstance(turn, str) and turn else None
 
 
 class Backend(Protocol):

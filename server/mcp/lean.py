@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from server import __version__
-from server.mcp.backend import Backend, CallHooks
+from server.mcp.backend import Backend, CallHooks, turn_of
 from server.mcp.catalogue import error_result, mcp_result, mcp_tool
 from server.mcp.prompts import ASK_SCHEMA, INSTRUCTIONS, ask_message, progress_message, reply_of
 
@@ -205,7 +205,8 @@ class LeanMcp:
             raise _InvalidParams
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        hooks = CallHooks(self._progress(token), self._elicit if self._can_elicit() else None)
+        elicit = self._elicit if self._can_elicit() else None
+        hooks = CallHooks(self._progress(token), elicit, turn_of(meta))
         name = params["name"]
         try:
             return mcp_result(await self.backend.call(name, arguments or {}, hooks))

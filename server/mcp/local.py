@@ -101,7 +101,7 @@ class LocalBackend:
         self.trust = decide(self.directory, None, self.trusted_by_cli)
         log.info("folder %s: %s", "trusted" if self.trust else "not trusted", self.trust.reason)
         # No tools/call runs before the first load has applied the project's config.
-        host = ToolHost(self.directory, trusted=self.trust.trusted)
+        host = ToolHost(self.directory, trusted=self.trust.trusted, track_outside=True)
         return host, {CONFIG: config_paths(host.worktree)}, {CUSTOM: host.custom_watch_dirs()}
 
     def _read_config(self) -> LoadedConfig:
@@ -210,6 +210,7 @@ class LocalBackend:
             session_id=self.session_id,
             agent=self.agent,
             model=self._model_ref(),
+            turn_id=hooks.turn,
         )
 
     async def close(self) -> None:

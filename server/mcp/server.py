@@ -21,7 +21,7 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
 from server import __version__
-from server.mcp.backend import Backend, CallHooks
+from server.mcp.backend import Backend, CallHooks, turn_of
 from server.mcp.catalogue import error_result, mcp_result, mcp_tool
 from server.mcp.prompts import ASK_SCHEMA, INSTRUCTIONS, ask_message, progress_message, reply_of
 
@@ -77,7 +77,7 @@ class ToolhostMcp:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         progress = ProgressPump(ctx.session)
-        hooks = CallHooks(progress.push, elicit_hook(ctx))
+        hooks = CallHooks(progress.push, elicit_hook(ctx), turn_of(params.meta))
         try:
             result = mcp_result(await self.backend.call(params.name, params.arguments or {}, hooks))
         except asyncio.CancelledError:

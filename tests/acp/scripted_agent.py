@@ -10,6 +10,8 @@ capabilities), and takes each ``session/prompt``'s text as a JSON list of steps:
   ``sessionId`` filled in, e.g. ``fs/write_text_file`` or ``terminal/create``;
 - ``{"terminal": PARAMS}``: ``terminal/create``, ``terminal/wait_for_exit`` and
   ``terminal/output`` in a row;
+- ``{"write": PATH, "text": TEXT}`` / ``{"remove": PATH}``: change a file itself, as an
+  agent's own built-in tool does (toolhost does not see it happen);
 - ``{"exit": CODE}``: exit at once, mid-prompt;
 - ``{"hang": true}``: never answer this prompt.
 
@@ -79,6 +81,7 @@ class Agent:
                 task = loop.create_task(self.answer(message))
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
+        os._exit(0)  # stdin closed: gone at once (its MCP clients would hold the exit)
 
     async def answer(self, message: dict[str, Any]) -> None:
         method, params = message["method"], message.get("params") or {}
@@ -140,6 +143,13 @@ class Agent:
             called = await client.call_tool(step["mcp"], step.get("args") or {})
             text = "".join(getattr(block, "text", "") for block in called.content)
             return {"isError": called.is_error, "text": text}
+        if "write" in step:
+            with open(step["write"], "w") as file:
+                file.write(step["text"])
+            return {"wrote": step["write"]}
+        if "remove" in step:
+            os.remove(step["remove"])
+            return {"removed": step["remove"]}
         if "request" in step:
             return await self.request(step["request"], {"sessionId": session, **step["params"]})
         if "terminal" in step:

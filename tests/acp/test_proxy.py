@@ -162,12 +162,9 @@ async def test_an_agent_that_never_answers_initialize_gets_a_clear_error(
             await client.initialize()
 
 
-async def test_attached_the_editor_reviews_and_the_client_sees_the_landed_diffs(
-    project: Path, tmp_path: Path
-) -> None:
-    """An editor's toolhost has the folder open (a real ``toolhost serve`` whose editor is
-    this test): the review goes to the editor, not the ACP client, which is shown the
-    change once it landed."""
+async def recording_editor(project: Path, *, review: bool) -> tuple[Any, list[dict[str, Any]]]:
+    """An editor's toolhost on ``project`` (a real ``toolhost serve`` whose editor is the
+    test), started, and the reviews it is asked (each answered ``once``)."""
     from server.acp.upstream import OwnSidecar
 
     asked: list[dict[str, Any]] = []
@@ -176,8 +173,18 @@ async def test_attached_the_editor_reviews_and_the_client_sees_the_landed_diffs(
         asked.append(ask)
         return {"reply": "once"}
 
-    editor = OwnSidecar(project, editor_review, review=True)
+    editor = OwnSidecar(project, editor_review, review=review)
     await editor.start()
+    return editor, asked
+
+
+async def test_attached_the_editor_reviews_and_the_client_sees_the_landed_diffs(
+    project: Path, tmp_path: Path
+) -> None:
+    """An editor's toolhost has the folder open (a real ``toolhost serve`` whose editor is
+    this test): the review goes to the editor, not the ACP client, which is shown the
+    change once it landed."""
+    editor, asked = await recording_editor(project, review=True)
     try:
         env = {**agent_env(tmp_path), "XDG_RUNTIME_DIR": str(editor.runtime)}
         steps = [{"mcp": "apply_patch", "args": {"patchText": PATCH}}]

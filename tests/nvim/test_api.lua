@@ -176,11 +176,18 @@ T.test(":Toolhost run shows the result and :Toolhost list the catalogue", functi
     table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("toolhost://tools"), 0, -1, false), "\n")
   T.contains(listing, "read ")
   T.contains(listing, "grep ")
-  T.eq(
-    vim.fn.getcompletion("Toolhost ", "cmdline"),
-    { "list", "run", "review", "cancel", "rules", "log", "restart", "install" },
-    "subcommands"
-  )
+  T.eq(vim.fn.getcompletion("Toolhost ", "cmdline"), {
+    "list",
+    "run",
+    "review",
+    "cancel",
+    "rules",
+    "undo",
+    "checkpoints",
+    "log",
+    "restart",
+    "install",
+  }, "subcommands")
   T.eq(vim.fn.getcompletion("Toolhost run re", "cmdline"), { "read" }, "tool ids")
   vim.cmd("Toolhost log")
   T.eq(vim.api.nvim_buf_get_name(0), require("toolhost.log").path(), ":Toolhost log opens the log")

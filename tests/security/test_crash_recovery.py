@@ -149,6 +149,8 @@ def kill_points(root: Path) -> list[int]:
 
     (Before it, the patch is only being planned: nothing on disk has changed yet.)
     """
+    apply_in_child(root, None)  # once first: it makes the data dir's folders (checkpoints)
+    prepare(root)
     signal_, total, began = apply_in_child(root, None)
     assert signal_ == 0 and state(root) == AFTER and 0 < began < total
     prepare(root)

@@ -62,6 +62,8 @@ WORKSPACE = {
     "fix.txt": "colour\n",
     "p1.txt": "first file\n",
     "p2.txt": "second file\n",
+    "undo-me.txt": "before\n",
+    "undo-gone.txt": "deleted by the agent\n",
 }
 
 USER_SETTINGS = {
@@ -609,6 +611,19 @@ def test_run_tool_from_the_command_palette(scenario: Scenario) -> None:
     step = scenario.step("palette")
     assert step["uri"].startswith("toolhost-result:")
     assert "1: typed but not saved" in step["text"], step["text"]
+
+
+def test_undo_last_agent_turn_from_the_palette_shows_the_dry_run_and_puts_it_back(
+    scenario: Scenario,
+) -> None:
+    step = scenario.step("undo")
+    assert step["changed"] == {"me": "agent\n", "gone": True}, step
+    user = scenario.user("undo-palette")
+    assert "put back: undo-me.txt" in user["dialog"], user["dialog"]
+    assert "put back: undo-gone.txt" in user["dialog"], user["dialog"]
+    assert user["clicked"] == "Undo"
+    assert step["me"] == "before\n" and step["gone"] == "deleted by the agent\n"
+    assert (scenario.shots / "undo-dry-run.png").is_file()
 
 
 def test_the_browser_saw_no_workbench_errors(scenario: Scenario) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from tools.bash.commands import Analysis, Effective, unique
 from tools.bash.decision import Decision, Denial, decide
 from tools.bash.effects import Effects, effects
+from tools.checkpoints.summary import PathChange
 from tools.context import ToolContext
 from tools.errors import PermissionDeniedError, PermissionRejectedError
 from tools.fsio.paths import is_inside, locations, real, relative
@@ -183,11 +185,19 @@ def _effects(analysis: Analysis, workdir: Path, strict: bool) -> Effects:
     return effects(analysis, workdir, os.environ, strict=strict, variables=analysis.variables)
 
 
-async def allow_writing(directories: list[str], command: str, ctx: ToolContext) -> bool:
+async def allow_writing(
+    directories: list[str],
+    command: str,
+    ctx: ToolContext,
+    first_run: str = "",
+    changed: Sequence[PathChange] = (),
+) -> bool:
     """One ask: may the command run again with these directories writable? Asked even
-    where the rules allow (running it again is the person's call); a deny rule wins."""
+    where the rules allow (running it again is the person's call); a deny rule wins.
+    ``first_run`` says, for the person, what the first run changed and what happens to it."""
     globs = [f"{d.rstrip('/')}/*" for d in directories]
     shown = ", ".join(directories)
+    rest = f"; {first_run}" if first_run else ""
     try:
         await ctx.ask(
             "external_directory",
@@ -198,8 +208,12 @@ async def allow_writing(directories: list[str], command: str, ctx: ToolContext) 
                 "directories": directories,
                 "sandbox": "write",
                 "rerun": True,
+                "firstRun": [
+                    {"path": relative(Path(c.path), ctx.worktree), "action": c.action}
+                    for c in changed
+                ],
             },
-            title=f"Allow writing to {shown} for this command? It will run again",
+            title=f"Allow writing to {shown} for this command? It will run again{rest}",
             force=True,
         )
     except (PermissionRejectedError, PermissionDeniedError):

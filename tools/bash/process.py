@@ -75,6 +75,7 @@ class Finished:
     exit: int | None  # None when the process was ended by a signal
     timed_out: bool
     tmpdir: str | None = None  # its private temp directory (sandboxed runs only)
+    capture: str | None = None  # the plan's capture: "on", why it is off, or None
 
 
 class StartError(OSError):
@@ -171,7 +172,13 @@ async def _supervised(
         raise
     finally:
         transport.close()
-    return Finished(capture.text(), _exit_code(exited.status), timed_out, tmpdir=started.tmpdir)
+    return Finished(
+        capture.text(),
+        _exit_code(exited.status),
+        timed_out,
+        tmpdir=started.tmpdir,
+        capture=started.capture,
+    )
 
 
 async def _end_supervised(

@@ -5,9 +5,11 @@ folders to offer and the note on the run that followed."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from tools.bash import process
 from tools.bash.commands import unique
+from tools.bash.rerun import FirstRun
 from tools.bash.sandbox import client as sandbox_client
 from tools.bash.sandbox import denials as sandbox_denials
 from tools.bash.sandbox import settings as sandbox_settings
@@ -15,6 +17,7 @@ from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.plan import decide as decide_plan
 from tools.bash.sandbox.probe import Support
 from tools.context import ToolContext
+from tools.fsio.paths import relative
 from tools.permission.rules import Rule, wildcard_match
 
 log = logging.getLogger("toolhost.bash")
@@ -82,12 +85,55 @@ def directories_to_offer(blocked: list[sandbox_denials.Blocked], plan: Plan) -> 
     return found
 
 
-def rerun_note(directories: list[str], first: process.Finished) -> str:
-    """The note that the output is a second run's, with ``directories`` writable."""
+def rerun_note(
+    directories: list[str],
+    first: process.Finished,
+    earlier: FirstRun,
+    restored: list[str],
+    skipped: list[dict[str, str]],
+) -> str:
+    """The note that the output is a second run's, with ``directories`` writable, and
+    what became of the first run's changes."""
     shown = ", ".join(directories)
-    return (
-        f"The sandbox stopped a write to {shown} on the first run (exit "
-        f"{first.exit}); the user allowed writing there, so the command ran a second time, "
-        "and the output above is the second run's. Anything the first run did inside the "
-        "project was done twice."
+    note = (
+        f"The sandbox stopped a write to {shown} on the first run (exit {first.exit}); the "
+        "user allowed writing there, so the command ran a second time, and the output above "
+        "is the second run's."
     )
+    if earlier.recorded != "on":
+        return note + (
+            " What the first run changed inside the project could not be recorded here, so "
+            "its effects may have happened twice."
+        )
+    if restored:
+        note += (
+            f" Before it, the first run's changes were put back ({len(restored)} paths), so "
+            "nothing it did happened twice."
+        )
+    if skipped:
+        left = ", ".join(s["path"] for s in skipped)
+        note += f" Changed by someone meanwhile, so left as they were: {left}."
+    return note
+
+
+def rejected_note(directories: list[str], earlier: FirstRun, worktree: Path) -> str:
+    """After the person said no to a second run: what the first one left behind."""
+    shown = ", ".join(directories)
+    base = f"The user did not allow writing to {shown}, so the command did not run again."
+    if earlier.recorded != "on":
+        return base + " What its first run changed in the project could not be recorded here."
+    if not earlier.changes:
+        return base + " Its first run changed nothing in the project."
+    listed = ", ".join(
+        f"{relative(Path(c.path), worktree)} ({c.action})" for c in earlier.changes[:10]
+    )
+    return base + f" Its first run's changes stay: {listed}."
+
+
+def capture_roots(ctx: ToolContext, plan: Plan) -> list[str]:
+    """The writable folders whose changes a turn keeps: the project, ``allowed_dirs`` and
+    the folders a person allowed this call (not the package caches or temp folders)."""
+    caches = set(sandbox_settings.cache_paths(ctx.host.config))
+    roots = [str(ctx.worktree), str(ctx.directory), *ctx.host.config.allowed_dirs]
+    roots += [p for p in plan.writable if p not in caches and p not in roots]
+    return [p for p in dict.fromkeys(roots) if p != "/dev/shm"]

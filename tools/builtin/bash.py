@@ -55,12 +55,19 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from tools.arguments.model import Arguments
-from tools.bash import process
+from tools.bash import process, rerun
 from tools.bash.asks import allow_writing, ask_to_run
 from tools.bash.sandbox import denials as sandbox_denials
 from tools.bash.sandbox import settings as sandbox_settings
 from tools.bash.sandbox.plan import Plan, holds_writes
-from tools.bash.sandboxing import directories_to_offer, plan_for, rerun_note, support_here
+from tools.bash.sandboxing import (
+    capture_roots,
+    directories_to_offer,
+    plan_for,
+    rejected_note,
+    rerun_note,
+    support_here,
+)
 from tools.bash.shell import shell_argv, shell_env
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
@@ -112,14 +119,22 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
     finished = await _run(args, ctx, workdir, plan, support is not None, timeout_ms)
     blocked = sandbox_denials.find(finished.output, plan, workdir)
     offered = directories_to_offer(blocked, plan)
-    if offered and not finished.timed_out and await allow_writing(offered, args.command, ctx):
-        plan = plan_for(ctx, support, [*approved, *offered])
-        first = finished
-        finished = await _run(args, ctx, workdir, plan, True, timeout_ms)
-        blocked = sandbox_denials.find(finished.output, plan, workdir)
-        notes = [rerun_note(offered, first)]
-    else:
-        notes = []
+    notes: list[str] = []
+    if offered and not finished.timed_out:
+        earlier = await ctx.run_blocking(rerun.first_run, plan, finished)
+        said = earlier.described(ctx.worktree)
+        if await allow_writing(offered, args.command, ctx, said, earlier.changes):
+            # Nothing runs twice: the first run's changes go back before the second run.
+            restored, skipped = await ctx.run_blocking(rerun.put_back, earlier)
+            plan = plan_for(ctx, support, [*approved, *offered])
+            first = finished
+            finished = await _run(args, ctx, workdir, plan, True, timeout_ms)
+            blocked = sandbox_denials.find(finished.output, plan, workdir)
+            notes.append(rerun_note(offered, first, earlier, restored, skipped))
+        else:
+            note = rejected_note(offered, earlier, ctx.worktree)
+            ctx.editor.show_message(f"toolhost: {note}")
+            notes.append(note)
     notes += sandbox_denials.notes(
         blocked, sandbox_denials.network_refused(finished.output, plan), plan
     )
@@ -171,6 +186,8 @@ async def _run(
         ctx.metadata(title, {"output": preview.text(), "description": args.description})
 
     ctx.metadata(title, {"output": "", "description": args.description})
+    if ctx.turn is not None and plan.engine != "none":  # keep what it changes (undo)
+        plan.capture = await ctx.run_blocking(ctx.turn.capture_spec, capture_roots(ctx, plan))
     try:
         return await process.run(
             shell_argv(args.command),

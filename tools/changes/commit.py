@@ -410,6 +410,9 @@ async def _write(
     """Disk first (one transaction), then each file the editor holds; all or nothing."""
     through_editor = editor_changes(ctx, changeset, described, unsaved.kept)
     skip = frozenset(p.change.path for p in through_editor) | unsaved.dropped
+    touched = [ctx.real(p) for p in dict.fromkeys([*changeset.originals(), *changeset.finals()])]
+    if ctx.turn is not None:  # the turn keeps what they hold now, to put it back (undo)
+        await ctx.run_blocking(ctx.turn.keep, touched, ctx.tool)
     try:
         transaction = await ctx.run_blocking(
             disk_transaction, changeset, skip, ctx.abort.check, unsaved.disk, ctx.real
@@ -445,6 +448,8 @@ async def _write(
             )
             raise ToolError(message) from error
         done.append(write)
+    if ctx.turn is not None:
+        await ctx.run_blocking(ctx.turn.wrote, touched)
     return through_editor
 
 

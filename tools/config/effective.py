@@ -52,6 +52,26 @@ class SandboxSettings:
 
 
 @dataclass(frozen=True)
+class CheckpointSettings:
+    """``checkpoints`` in opencode.json (ours): how long undo keeps a worktree's turns,
+    whether changes made beside toolhost during a turn are looked for, and how long a
+    session's calls without a turn id may pause and still be one turn."""
+
+    max_age_days: float = 14.0
+    max_bytes: int = 512 << 20
+    outside: bool = True
+    idle_seconds: float = 30.0  # a call without a turn after this long begins a new one
+
+
+CHECKPOINT_KEYS = {
+    "maxAgeDays": "max_age_days",
+    "maxBytes": "max_bytes",
+    "outside": "outside",
+    "idleSeconds": "idle_seconds",
+}
+
+
+@dataclass(frozen=True)
 class Config:
     # tool id (or wildcard) -> on/off; the last matching key decides
     enabled: Mapping[str, bool] = field(
@@ -97,6 +117,11 @@ class Config:
     )
     sandbox: SandboxSettings = field(
         default=SandboxSettings(), metadata=rights("any_change", "sandbox")
+    )
+    # Undo's retention and the idle time that ends a turn: what can be put back, not
+    # what the agent may do.
+    checkpoints: CheckpointSettings = field(
+        default=CheckpointSettings(), metadata=rights("harmless", "checkpoints")
     )
 
     def is_enabled(self, tool_id: str) -> bool:
@@ -148,6 +173,8 @@ class ConfigLayer:
     continue_loop_on_deny: bool | None = None
     # The sandbox keys this source sets (mode, network, writable, caches, hidden).
     sandbox: dict[str, Any] = field(default_factory=dict)
+    # The checkpoints keys it sets (CheckpointSettings' field names).
+    checkpoints: dict[str, Any] = field(default_factory=dict)
 
 
 def at_most_ask(rules: Sequence[Rule], permission: str = "*") -> Ruleset:

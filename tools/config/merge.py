@@ -8,7 +8,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tools.config.agents import AgentConfig, ProviderConfig, merge_agents, merge_providers
-from tools.config.effective import Config, ConfigLayer, SandboxSettings, ToolOutputLimits
+from tools.config.effective import (
+    CheckpointSettings,
+    Config,
+    ConfigLayer,
+    SandboxSettings,
+    ToolOutputLimits,
+)
 from tools.config.errors import ConfigProblem
 from tools.permission.rules import Ruleset
 
@@ -38,6 +44,7 @@ def merge(
     providers: dict[str, ProviderConfig] = {}
     model = depth = primary_tools = go_on = None
     sandbox = SandboxSettings()
+    checkpoints = CheckpointSettings()
     for layer in layers:
         agents = merge_agents(agents, layer.agents)
         providers = merge_providers(providers, layer.providers)
@@ -57,6 +64,7 @@ def merge(
         denied.extend(layer.denied_commands)
         dirs.extend(layer.allowed_dirs)
         sandbox = _merge_sandbox(sandbox, layer.sandbox)
+        checkpoints = replace(checkpoints, **layer.checkpoints)
     salvaged: Ruleset = []
     if problems and salvage is not None:
         salvaged = list(salvage.denies)
@@ -80,6 +88,7 @@ def merge(
         primary_tools=tuple(primary_tools or ()),
         continue_loop_on_deny=bool(go_on),
         sandbox=sandbox,
+        checkpoints=checkpoints,
     )
     return replace(config, rules=[*rules, *config.tail(rules)])
 

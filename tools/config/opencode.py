@@ -10,6 +10,7 @@ from typing import Any
 
 from tools.config import agents
 from tools.config.effective import (
+    CHECKPOINT_KEYS,
     SANDBOX_LISTS,
     SANDBOX_MODES,
     SANDBOX_NETWORKS,
@@ -33,6 +34,7 @@ KNOWN_KEYS = frozenset(
         *("instructions", "layout", "permission", "tools", "attachment", "enterprise"),
         *("tool_output", "compaction", "experimental", "theme", "keybinds", "tui"),
         "sandbox",  # ours: the bash sandbox's settings
+        "checkpoints",  # ours: how long undo keeps turns (docs/undo.md)
     }
 )
 TOOL_OUTPUT_KEYS = ("max_lines", "max_bytes")
@@ -59,7 +61,36 @@ def read_opencode(data: Any) -> tuple[ConfigLayer, list[ConfigError]]:
     layer.max_lines, layer.max_bytes = _read_tool_output(data.get("tool_output"), errors)
     _read_agent_keys(data, layer, errors)
     layer.sandbox = read_sandbox(data.get("sandbox"), ("sandbox",), errors)
+    layer.checkpoints = _read_checkpoints(data.get("checkpoints"), errors)
     return layer, errors
+
+
+def _read_checkpoints(value: Any, errors: list[ConfigError]) -> dict[str, Any]:
+    """``checkpoints``: ``{maxAgeDays, maxBytes, outside, idleSeconds}``, each checked."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        errors.append(ConfigError(f"expected an object, got {show(value)}", ("checkpoints",)))
+        return {}
+    found: dict[str, Any] = {}
+    for key, item in value.items():
+        field_name = CHECKPOINT_KEYS.get(str(key))
+        if field_name is None:
+            errors.append(_unknown_key(key, CHECKPOINT_KEYS, ("checkpoints",)))
+        elif key == "outside":
+            if isinstance(item, bool):
+                found[field_name] = item
+            else:
+                errors.append(
+                    ConfigError(f"expected true or false, got {show(item)}", ("checkpoints", key))
+                )
+        elif isinstance(item, int | float) and not isinstance(item, bool) and item > 0:
+            found[field_name] = int(item) if key == "maxBytes" else float(item)
+        else:
+            errors.append(
+                ConfigError(f"expected a positive number, got {show(item)}", ("checkpoints", key))
+            )
+    return found
 
 
 def _unknown_key(key: Any, known: Iterable[str] = KNOWN_KEYS, where: KeyPath = ()) -> ConfigError:

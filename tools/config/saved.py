@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,10 @@ USER_CANDIDATES = ("config.json", "opencode.json", "opencode.jsonc")
 
 
 class ConfigRuleStore(RuleStore):
-    def __init__(self, worktree: Path) -> None:
+    def __init__(self, worktree: Path, on_written: Callable[[Path], None] | None = None) -> None:
         self.worktree = worktree
+        # Told of every file written (checkpoints: toolhost's write, not a change outside).
+        self.on_written = on_written or (lambda path: None)
 
     def files(self, scope: Scope) -> list[Path]:
         """The JSON config files of ``scope``, in the order they are read."""
@@ -67,6 +69,7 @@ class ConfigRuleStore(RuleStore):
             entry[pattern] = "allow"
         section[permission] = entry
         _write(path, data)
+        self.on_written(path)
         return path
 
     def saved(self) -> list[Approval]:
@@ -94,6 +97,7 @@ class ConfigRuleStore(RuleStore):
         else:
             raise SaveError(f"{path} no longer has that rule")
         _write(path, data)
+        self.on_written(path)
 
 
 def _read(path: Path, permission: str, patterns: list[str] | None) -> dict[str, Any]:

@@ -28,6 +28,8 @@ export interface ExecuteToolOptions {
   callID?: string;
   agent?: string;
   model?: ModelRef;
+  /** The agent's turn (one user message): `Toolhost: Undo Last Agent Turn` undoes it whole. */
+  turnID?: string;
   /** Cancelling it cancels the call (`$/cancelRequest`); the promise then rejects. */
   token?: vscode.CancellationToken;
 }

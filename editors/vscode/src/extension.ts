@@ -22,6 +22,7 @@ import { ProgressFamily } from './progress';
 import { QuestionFamily } from './question';
 import { ReviewApi, Reviews } from './review';
 import { registerRulesCommand } from './rules';
+import { CheckpointsChangedFamily, registerCheckpoints } from './checkpoints';
 import { ReviewFeatures } from './review/presenter';
 import { TaskFamily } from './task';
 import { contributedTools, restrictedConfig, startBlocker, watchTrust } from './trust';
@@ -46,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
     (callID) => reviews.controller.reviews.find((r) => r.params.callID === callID)?.params.title,
   );
   const diskWrites = new DiskWritesFamily();
+  const checkpointChanges = new CheckpointsChangedFamily();
   const families = [
     permissions,
     new EditsFamily(),
@@ -55,6 +57,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
     diskWrites,
     new QuestionFamily(),
     new TaskFamily(),
+    checkpointChanges,
   ];
   server = new ServerManager({
     context,
@@ -67,6 +70,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
   const api = new ToolCaller(server, progress, status);
   const results = new ResultDocuments();
   subscriptions.push(reviews, diagnostics, server, status, results, progress, diskWrites);
+  subscriptions.push(checkpointChanges);
   subscriptions.push(reviews.controller.onDidChange(() => progress.refresh()));
 
   const manager = server;
@@ -88,6 +92,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
     manager.onDidChangeTools(() => void api.listTools().catch(() => undefined)),
     ...registerCommands(manager, api, results),
     registerRulesCommand(manager),
+    ...registerCheckpoints(manager, checkpointChanges),
     ...registerLanguageModelTools(api, contributed),
     ...registerMcpServer(manager),
     onDidChangeRestartSetting((setting) => manager.restart(`${setting} changed`)),

@@ -332,8 +332,8 @@ async function reopen(page, expect) {
   return observed;
 }
 
-/** Runs a command from the palette as a user does: F1, its name, a tool, its arguments. */
-async function palette(page, expect) {
+/** F1, the command's name, Enter; returns the quick input (some commands go on asking). */
+async function runCommand(page, name) {
   await page
     .locator('.monaco-workbench')
     .first()
@@ -341,13 +341,15 @@ async function palette(page, expect) {
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input').first();
   await input.waitFor({ state: 'visible' });
-  await input.fill(`>${expect.palette}`);
-  await page
-    .locator('.quick-input-list .monaco-list-row')
-    .filter({ hasText: expect.palette })
-    .first()
-    .waitFor();
+  await input.fill(`>${name}`);
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: name }).first().waitFor();
   await page.keyboard.press('Enter');
+  return input;
+}
+
+/** Runs a command from the palette as a user does: F1, its name, a tool, its arguments. */
+async function palette(page, expect) {
+  const input = await runCommand(page, expect.palette);
   const tool = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: expect.tool }).first();
   await tool.waitFor();
   const picks = (await page.locator('.quick-input-list .monaco-list-row .label-name').allInnerTexts()).slice(
@@ -371,6 +373,22 @@ async function palette(page, expect) {
   };
 }
 
+/** Runs a palette command that asks in a modal dialog, and clicks `expect.button` there. */
+async function confirm(page, expect) {
+  await runCommand(page, expect.palette);
+  const dialog = page.locator('.monaco-dialog-box').first();
+  await dialog.waitFor({ state: 'visible' });
+  await pause(300);
+  const text = (await dialog.innerText()).trim();
+  await shoot(page, expect.shot || expect.id);
+  await dialog
+    .locator('.monaco-button')
+    .filter({ hasText: exactly(expect.button) })
+    .first()
+    .click();
+  return { dialog: text, clicked: expect.button };
+}
+
 const ACTS = {
   toast: answerToast,
   dismiss,
@@ -384,6 +402,7 @@ const ACTS = {
   files,
   more,
   rules,
+  confirm,
 };
 
 (async () => {

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 from collections.abc import Mapping, Sequence
 
-from tools.bash.sandbox import landlock, namespaces, seccomp
+from tools.bash.sandbox import landlock, namespaces, notify, seccomp
 from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 
@@ -48,6 +49,8 @@ def run(
     ruleset_fd: int,
     seccomp_code: bytes | None,
     supervisor: int,
+    capture_code: bytes | None = None,
+    channel: int = -1,
 ) -> None:
     """Never returns: execs ``argv`` or exits 127 after writing what failed to ``status``."""
     step = "setsid"
@@ -71,8 +74,12 @@ def run(
             if seccomp_code is not None:
                 step = "seccomp"
                 seccomp.install(seccomp_code)
+            if capture_code is not None:
+                _capture(capture_code, channel)
             step = "landlock"
             landlock.enforce(ruleset_fd, plan.landlock_abi)
+        elif plan.engine == "bwrap" and capture_code is not None:
+            _capture(capture_code, channel)
         step = "prctl"
         prctl(PR_SET_CHILD_SUBREAPER, 1)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -91,3 +98,20 @@ def run(
             os.write(status, f"{step}: {error}".encode(errors="replace")[:4000])
         finally:
             os._exit(EXEC_FAILED)
+
+
+def _capture(code: bytes, channel: int) -> None:
+    """Install the capture filter and hand its listener to the supervisor; a filter
+    that cannot be installed (a listener already exists: a nested toolhost) is said,
+    and the command runs unrecorded (its turn's closing scan still sees its changes)."""
+    sock = socket.socket(fileno=os.dup(channel))
+    try:
+        try:
+            listener = notify.install(code)
+        except OSError as error:
+            sock.sendall(f"no:{error.strerror or error}".encode()[:500])
+            return
+        socket.send_fds(sock, [b"ok"], [listener])
+        os.close(listener)
+    finally:
+        sock.close()

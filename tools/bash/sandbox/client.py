@@ -53,6 +53,10 @@ class Started:
     pid: int
     tmpdir: str | None
     exited: asyncio.Future[Exited]
+    # The plan's capture: "on", why it is off, or None (not asked for).
+    capture: str | None = None
+    # Settled when every process of the command is gone and its capture log complete.
+    captured: asyncio.Future[None] | None = None
 
 
 @dataclass(frozen=True)
@@ -65,10 +69,16 @@ class _Waiting:
     loop: asyncio.AbstractEventLoop
     started: asyncio.Future[Started] = field(init=False)
     exited: asyncio.Future[Exited] = field(init=False)
+    captured: asyncio.Future[None] = field(init=False)
+    # Seen by the reader thread (the futures settle later, on their loop).
+    recording: bool = False
+    exited_seen: bool = False
+    captured_seen: bool = False
 
     def __post_init__(self) -> None:
         self.started = self.loop.create_future()
         self.exited = self.loop.create_future()
+        self.captured = self.loop.create_future()
 
 
 class Supervisor:
@@ -166,6 +176,7 @@ class Supervisor:
             for waiting in list(self._waiting.values()):
                 _settle(waiting.started, error=gone)
                 _settle(waiting.exited, error=gone)
+                _settle(waiting.captured, None)
             self._waiting.clear()
 
     def _dispatch(self, message: dict[str, Any]) -> None:
@@ -175,15 +186,30 @@ class Supervisor:
         if waiting is None:
             return
         if op == "started":
-            started = Started(int(message["pid"]), message.get("tmpdir"), waiting.exited)
+            capture = message.get("capture")
+            waiting.recording = capture == "on"
+            started = Started(
+                int(message["pid"]),
+                message.get("tmpdir"),
+                waiting.exited,
+                capture,
+                waiting.captured if capture == "on" else None,
+            )
             _settle(waiting.started, started)
         elif op == "failed":
             self._waiting.pop(call_id, None)
             _settle(waiting.started, error=SupervisorError(str(message.get("error"))))
         elif op == "exited":
-            self._waiting.pop(call_id, None)
             exited = Exited(int(message["status"]))
             _settle(waiting.exited, exited)
+            waiting.exited_seen = True
+            if waiting.captured_seen or not waiting.recording:
+                self._waiting.pop(call_id, None)
+        elif op == "captured":
+            _settle(waiting.captured, None)
+            waiting.captured_seen = True
+            if waiting.exited_seen:
+                self._waiting.pop(call_id, None)
 
     def close(self) -> None:
         """End the supervisor (and with it every process it started)."""

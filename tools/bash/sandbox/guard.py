@@ -39,7 +39,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.bash.sandbox import bwrap, child, landlock, masks, probe, proctable, seccomp, wire
+from tools.bash.sandbox import (
+    bwrap,
+    capture,
+    child,
+    landlock,
+    masks,
+    notify,
+    probe,
+    proctable,
+    seccomp,
+    wire,
+)
 from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 
@@ -84,6 +95,8 @@ class Guard:
         self.reader = wire.Reader(self.sock)
         self.support = probe.probe()
         self.seccomp_code = seccomp.program() if self.support.seccomp else None
+        self.capture_code = notify.program() if self.support.seccomp else None
+        self.selector: selectors.BaseSelector = selectors.DefaultSelector()
         self.tmp_root = tempfile.mkdtemp(prefix=f"toolhost-bash-{os.getppid()}-")
         self.placeholders = masks.Placeholders()
 
@@ -96,7 +109,7 @@ class Guard:
         for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(number, self._stop)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-        selector = selectors.DefaultSelector()
+        selector = self.selector
         selector.register(self.sock, selectors.EVENT_READ, "socket")
         selector.register(wake_r, selectors.EVENT_READ, "signal")
         self._send({"op": "hello", "pid": self.me, "support": self.support.to_json()})
@@ -107,6 +120,8 @@ class Guard:
                     if key.data == "signal":
                         with contextlib.suppress(OSError):
                             os.read(wake_r, 4096)
+                    elif isinstance(key.data, tuple):
+                        self._serve_capture(*key.data)
                     else:
                         self._read()
                 self._reap()
@@ -174,9 +189,9 @@ class Guard:
                 ruleset = landlock.build(spec, plan.landlock_abi)
             if plan.engine == "bwrap":
                 argv = bwrap.argv(plan, argv, cwd)
-            pid, error = self._fork(plan, argv, env, cwd, stdout, ruleset)
+            pid, error, listener = self._fork(plan, argv, env, cwd, stdout, ruleset)
         except Exception as failure:  # any failure is the command's, told
-            pid, error = 0, f"preparing the sandbox: {failure}"
+            pid, error, listener = 0, f"preparing the sandbox: {failure}", None
         finally:
             if ruleset is not None:
                 ruleset.close()
@@ -187,7 +202,39 @@ class Guard:
             self._send({"op": "failed", "id": call_id, "error": error})
             return
         self.calls[call_id] = _Call(call_id, pid, tmpdir)
-        self._send({"op": "started", "id": call_id, "pid": pid, "tmpdir": tmpdir})
+        recording = self._record(call_id, plan, listener, tmpdir)
+        self._send(
+            {"op": "started", "id": call_id, "pid": pid, "tmpdir": tmpdir, "capture": recording}
+        )
+
+    def _record(
+        self, call_id: int, plan: Plan, listener: int | str | None, tmpdir: str | None
+    ) -> str | None:
+        """Start keeping what the command changes; None when it is not asked to, "on",
+        or why it cannot be."""
+        if plan.capture is None:
+            return None
+        if not isinstance(listener, int):
+            return listener or "the capture filter is not available here"
+        spec = {
+            **plan.capture,
+            "skip": [*plan.capture.get("skip", []), *([tmpdir] if tmpdir else [])],
+        }
+        try:
+            recorder = capture.Recorder(listener, spec)
+        except OSError as error:
+            os.close(listener)
+            return f"the capture folder could not be made ({error.strerror or error})"
+        self.selector.register(recorder.fileno(), selectors.EVENT_READ, (call_id, recorder))
+        return "on"
+
+    def _serve_capture(self, call_id: int, recorder: capture.Recorder) -> None:
+        if recorder.serve():
+            return
+        # Every process of the command (background jobs too) is gone: its log is complete.
+        self.selector.unregister(recorder.fileno())
+        recorder.close()
+        self._send({"op": "captured", "id": call_id})
 
     def _fork(
         self,
@@ -197,8 +244,11 @@ class Guard:
         cwd: str,
         stdout: int,
         ruleset: landlock.Ruleset | None,
-    ) -> tuple[int, str]:
-        """(pid, "") once the child has exec'd, or (0, what failed).
+    ) -> tuple[int, str, int | str | None]:
+        """(pid, "", listener) once the child has exec'd, or (0, what failed, None).
+
+        ``listener``: the capture filter's listener fd the child sent, or why it has
+        none (a plan without ``capture``: None).
 
         The child is the standby one forked while the previous command started
         (forking copies the supervisor's memory map, which costs about a
@@ -215,9 +265,8 @@ class Guard:
             try:
                 wire.send(standby.sock, order, fds)
             except OSError as error:
-                return 0, f"the child that was to run the command is gone ({error})"
-            finally:
                 standby.sock.close()
+                return 0, f"the child that was to run the command is gone ({error})", None
             os.close(status_w)
             status_w = -1
             # The next one, while this one sets up and execs (it closes what it inherits).
@@ -225,15 +274,19 @@ class Guard:
             report = b""
             while chunk := os.read(status_r, 4096):
                 report += chunk
+            listener = _listener(standby.sock) if plan.capture is not None else None
         finally:
+            standby.sock.close()
             for fd in (status_r, status_w, stdin):
                 if fd >= 0:
                     os.close(fd)
         if report:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(standby.pid, 0)
-            return 0, report.decode(errors="replace")
-        return standby.pid, ""
+            if isinstance(listener, int):
+                os.close(listener)
+            return 0, report.decode(errors="replace"), None
+        return standby.pid, "", listener
 
     def _fork_standby(self) -> _Standby:
         """A child that waits for the command it is to become."""
@@ -277,6 +330,8 @@ class Guard:
                 ruleset_fd=fds[3] if len(fds) > 3 else -1,
                 seccomp_code=self.seccomp_code if plan.seccomp else None,
                 supervisor=self.me,
+                capture_code=self.capture_code if plan.capture is not None else None,
+                channel=sock.fileno(),
             )
         finally:
             os._exit(child.EXEC_FAILED)
@@ -391,6 +446,25 @@ class Guard:
                 pass
         self.placeholders.release_all()  # no command is left to use them
         shutil.rmtree(self.tmp_root, ignore_errors=True)
+
+
+def _listener(sock: socket.socket) -> int | str:
+    """What the child said of its capture filter (it has exec'd: its word is in the
+    socket already): the listener fd, or why there is none."""
+    sock.setblocking(False)
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, 512, 1)
+    except (BlockingIOError, OSError):
+        return "the command's capture filter did not report"
+    for extra in fds[1:]:
+        os.close(extra)
+    if fds and data == b"ok":
+        os.set_inheritable(fds[0], False)
+        return fds[0]
+    for fd in fds:
+        os.close(fd)
+    text = data.decode(errors="replace")
+    return text.removeprefix("no:") or "the command's capture filter did not report"
 
 
 def _signal(targets: dict[int, int], number: signal.Signals) -> None:

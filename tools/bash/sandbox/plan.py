@@ -92,6 +92,8 @@ class Plan:
     netns: bool = False
     seccomp: bool = False
     bwrap: str | None = None
+    # Keep what the command changes (tools.bash.sandbox.capture): {folder, roots, skip}.
+    capture: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

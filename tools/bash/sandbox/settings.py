@@ -117,12 +117,11 @@ def policy(
     settings = config.sandbox
     network: Network = next((n for n in NETWORKS if n == settings.network), "allow")
     roots = _unique([str(worktree), str(directory)])
-    caches = settings.caches if settings.caches is not None else (cache_home(), *DEFAULT_CACHES)
     writable = [
         *roots,
         *config.allowed_dirs,
         *settings.writable,
-        *(expand_home(c) for c in caches),
+        *cache_paths(config),
         *literal_paths(rules, "external_directory", "allow"),
         *extra_writable,
     ]
@@ -145,6 +144,13 @@ def policy(
         hidden=tuple(_unique(hidden)),
         secrets=tuple(secret_dirs()),
     )
+
+
+def cache_paths(config: Config) -> list[str]:
+    """The package caches commands may write (``sandbox.caches``, else the defaults)."""
+    caches = config.sandbox.caches
+    found = caches if caches is not None else (cache_home(), *DEFAULT_CACHES)
+    return [os.path.normpath(expand_home(c)) for c in found]
 
 
 def mode(config: Config) -> Mode:

@@ -161,6 +161,7 @@ function M.handlers()
       end
     end,
     ["editor/diskWritten"] = lazy("toolhost.documents", "disk_written"),
+    ["checkpoints/restored"] = lazy("toolhost.checkpoints", "restored"),
     ["workspace/applyEdit"] = lazy("toolhost.documents", "apply_edit"),
     ["editor/saveDocuments"] = lazy("toolhost.documents", "save"),
     ["editor/openDocument"] = lazy("toolhost.documents", "open"),

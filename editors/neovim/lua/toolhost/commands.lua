@@ -1,7 +1,8 @@
----`:Toolhost list|run|review|cancel|rules|log|restart|install`.
+---`:Toolhost list|run|review|cancel|rules|undo|checkpoints|log|restart|install`.
 local M = {}
 
-local SUBCOMMANDS = { "list", "run", "review", "cancel", "rules", "log", "restart", "install" }
+local SUBCOMMANDS =
+  { "list", "run", "review", "cancel", "rules", "undo", "checkpoints", "log", "restart", "install" }
 
 ---Tool ids seen by the last list, for completion.
 local known_tools = {}
@@ -32,6 +33,7 @@ local function show(name, lines, filetype)
   vim.api.nvim_win_set_buf(0, buf)
   return buf
 end
+M.show = show
 
 function M.list()
   require("toolhost").list({}, function(err, tools)
@@ -183,6 +185,10 @@ function M.run(args)
     M.cancel()
   elseif sub == "rules" then
     M.rules()
+  elseif sub == "undo" then
+    require("toolhost.checkpoints").undo()
+  elseif sub == "checkpoints" then
+    require("toolhost.checkpoints").list()
   elseif sub == "log" then
     M.log()
   elseif sub == "restart" then

@@ -161,7 +161,7 @@ function M.execute(tool, args, opts, callback)
   local client = require("toolhost.client")
   local progress = require("toolhost.progress")
   local call_id = opts.callID or util.new_id("call")
-  local params = pick(opts, { "sessionID", "messageID", "agent", "model" })
+  local params = pick(opts, { "sessionID", "messageID", "agent", "model", "turnID" })
   params.tool = tool
   params.args = util.object(args)
   params.callID = call_id
@@ -207,6 +207,22 @@ end
 ---@param opts? {focus?: boolean}
 function M.review(opts)
   require("toolhost.review").open({ focus = not opts or opts.focus ~= false })
+end
+
+---Begins a turn (the calls for one user message: `execute` with `opts.turnID` joins it),
+---so `:Toolhost undo` puts back exactly what it changed. Agent plugins call it per prompt.
+---@param turn_id string
+---@param title? string
+---@param opts? {root?: string, sessionID?: string}
+function M.begin_turn(turn_id, title, opts)
+  opts = opts or {}
+  local client = require("toolhost.client")
+  client.with_client(opts.root or client.root_for(0), function(c)
+    if c then
+      local params = { turnID = turn_id, title = title or "", sessionID = opts.sessionID }
+      require("toolhost.util").notify(c, "turn/begin", params)
+    end
+  end)
 end
 
 ---Stops the running tool calls made through this API (or the one with `call_id`).

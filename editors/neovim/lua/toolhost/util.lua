@@ -119,6 +119,16 @@ function M.request(client, method, params, handler, bufnr)
 end
 
 ---@param client vim.lsp.Client
+---@param method string
+---@param params table
+function M.notify(client, method, params)
+  if has_011 then
+    return client:notify(method, params)
+  end
+  return client.notify(method, params)
+end
+
+---@param client vim.lsp.Client
 ---@param id integer
 function M.cancel_request(client, id)
   if has_011 then

@@ -33,6 +33,8 @@ export interface ReviewFile {
   deletions?: number;
   movePath?: string;
   patch?: string;
+  /** After the fact (`metadata.kind`): the text when the agent's turn began (null: none). */
+  before?: string | null;
 }
 
 /** What `pendingReviews()` lists, the shape of Neovim's `require("toolhost").pending()`. */
@@ -411,6 +413,9 @@ function buildFiles(
   const infos = Array.isArray(params.metadata.files) ? (params.metadata.files as ReviewFile[]) : [];
   const fromEdit = editFiles(params.metadata.edit);
   const diffs = parseUnifiedDiff(typeof params.metadata.diff === 'string' ? params.metadata.diff : '');
+  // Changed outside review: the disk already holds the change; its hunks run from the
+  // text the turn began with, so accepting keeps them and rejecting undoes them.
+  const afterTheFact = params.metadata.kind === 'afterTheFact';
   const entries: ReviewFile[] = infos.length
     ? infos
     : fromEdit.length
@@ -431,7 +436,7 @@ function buildFiles(
     const source = vscode.Uri.file(info.filePath);
     const uri = info.movePath ? vscode.Uri.file(info.movePath) : source;
     const rel = info.relativePath;
-    const base = info.type === 'add' ? '' : (currentText(source) ?? '');
+    const base = info.type === 'add' ? '' : afterTheFact ? (info.before ?? '') : (currentText(source) ?? '');
     const edit = fromEdit.find((f) => f.file.fsPath === uri.fsPath);
     const fileHunks = hunks.filter((h) => h.file === rel);
     let proposed: string | undefined;
@@ -454,7 +459,7 @@ function buildFiles(
       entries.filter((e) => e.relativePath === rel).length === 1 &&
       fileHunks.length > 0 &&
       applySome(base, fileHunks) === proposed;
-    const exists = info.type !== 'add' && currentText(source) !== undefined;
+    const exists = !afterTheFact && info.type !== 'add' && currentText(source) !== undefined;
     const label = info.movePath ? `${rel} → ${vscode.workspace.asRelativePath(uri, false)}` : rel;
     return {
       info,

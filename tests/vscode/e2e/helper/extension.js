@@ -534,6 +534,36 @@ async function activate() {
     return { uri: result.uri.toString(), text: result.getText() };
   });
 
+  // Undo as a person does it: the agent's turn ran a command; the palette's
+  // "Toolhost: Undo Last Agent Turn" shows the dry run in a modal, "Undo" puts it back.
+  await step('undo', async () => {
+    const turnID = 'turn_e2e_undo';
+    const call = api.executeTool(
+      'bash',
+      { command: 'echo agent > undo-me.txt && rm undo-gone.txt', description: 'Changes two files' },
+      { turnID },
+    );
+    await expectUser('allow-undo-bash', { act: 'toast', click: 'Allow', title: 'echo agent' });
+    const ran = await call;
+    const changed = {
+      me: disk('undo-me.txt'),
+      gone: !fs.existsSync(path.join(folder.fsPath, 'undo-gone.txt')),
+    };
+    await expectUser('undo-palette', {
+      act: 'confirm',
+      palette: 'Toolhost: Undo Last Agent Turn',
+      button: 'Undo',
+      shot: 'undo-dry-run',
+    });
+    await waitFor(() => disk('undo-me.txt') === 'before\n', 'undo-me.txt back as it was', 15000);
+    return {
+      ran: ran.output,
+      changed,
+      me: disk('undo-me.txt'),
+      gone: disk('undo-gone.txt'),
+    };
+  });
+
   await step('later-answered', async () => {
     const waited = Date.now() - later.askedAt;
     // Only pads when the steps above took less than a minute.

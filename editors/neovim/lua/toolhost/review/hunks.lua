@@ -24,15 +24,22 @@ end
 ---@param file string
 ---@return string[] base, string[] proposed
 function M.texts(review, file)
-  local path
+  local path, before
   for _, entry in ipairs(model.metadata(review.params).files or {}) do
     if entry.relativePath == file then
       path = entry.filePath -- for a move too: the text comes from its source
+      before = entry.before
     end
   end
   local base = {}
   local buf = path and util.loaded_buffer(path)
-  if buf then
+  if model.metadata(review.params).kind == "afterTheFact" then
+    -- Changed outside review: the hunks run from the text before the turn to the disk's.
+    base = before and vim.split(before, "\n", { plain = true }) or {}
+    if base[#base] == "" then
+      table.remove(base)
+    end
+  elseif buf then
     base = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   elseif path and vim.fn.filereadable(path) == 1 then
     base = vim.fn.readfile(path)

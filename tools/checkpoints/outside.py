@@ -1,0 +1,146 @@
+"""Changes made outside toolhost during a turn: found by comparing the worktree with
+what it held when the turn began.
+
+At a turn's start, ``scan`` lists the worktree's files as ``rg --files`` sees them
+(``.gitignore`` respected, ``.git`` left out) with their size, mtime, inode and mode,
+and keeps a copy of each file of at most ``MAX_FILE_BYTES`` whose copy is not kept yet
+(content-addressed under ``<store>/baseline/``, so a file unchanged between turns is
+copied once, ever). At its end, a second scan finds the files that changed; those
+toolhost did not write and the person did not save in the editor are the turn's
+"changed outside review", undone from those copies. A file larger than the limit, or
+changed before the first scan reached it, is listed without a copy: it can be kept,
+not undone.
+
+A scan stats every file, so it runs at a turn's edges in a worker thread, never on a
+call's path (``bench/checkpoint_cost.py`` measures it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.checkpoints.store import Before, read_json, write_json
+from tools.fsio.rg import rg_path
+
+MAX_FILE_BYTES = 1 << 20
+_SCANNING = threading.Lock()  # one scan at a time: they share the index and the copies
+
+# path -> (size, mtime_ns, inode, mode, sha256 of the kept copy or "")
+Index = dict[str, tuple[int, int, int, int, str]]
+
+
+@dataclass
+class Baseline:
+    store: Path  # the worktree's checkpoint folder
+    max_file_bytes: int = MAX_FILE_BYTES
+    last: Index | None = None  # the last scan (else read from index.json)
+
+    @property
+    def folder(self) -> Path:
+        return self.store / "baseline"
+
+    def object_path(self, sha: str) -> Path:
+        return self.folder / "objects" / sha[:2] / sha
+
+    def blob_name(self, sha: str) -> str:
+        return os.path.relpath(self.object_path(sha), self.store)
+
+    def scan(self, worktree: Path) -> Index:
+        """The worktree now, with a kept copy of every file within the limit."""
+        with _SCANNING:
+            return self._scan(worktree)
+
+    def _scan(self, worktree: Path) -> Index:
+        previous = self.last if self.last is not None else self.load()
+        index: Index = {}
+        for path in list_files(worktree):
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            key = (info.st_size, info.st_mtime_ns, info.st_ino, stat.S_IMODE(info.st_mode))
+            known = previous.get(path)
+            # Unchanged since the last scan: its copy is kept already (copies go only
+            # with the whole baseline, ``remove``).
+            sha = known[4] if known is not None and known[:4] == key else None
+            if sha is None:
+                sha = self._keep(path, info.st_size)
+            index[path] = (*key, sha)
+        self.folder.mkdir(parents=True, exist_ok=True)  # an empty worktree kept no copy
+        write_json(self.folder / "index.json", index, compact=True)
+        self.last = index
+        return index
+
+    def load(self) -> Index:
+        """The last scan, as written (empty when there is none)."""
+        data = read_json(self.folder / "index.json")
+        if not isinstance(data, dict):
+            return {}
+        return {p: tuple(v) for p, v in data.items()}
+
+    def _keep(self, path: str, size: int) -> str:
+        if size > self.max_file_bytes:
+            return ""
+        try:
+            with open(path, "rb") as file:
+                data = file.read(self.max_file_bytes + 1)
+        except OSError:
+            return ""
+        if len(data) > self.max_file_bytes:
+            return ""
+        sha = hashlib.sha256(data).hexdigest()
+        target = self.object_path(sha)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            temp.write_bytes(data)
+            os.replace(temp, target)
+        return sha
+
+
+def changed(before: Index, after: Index) -> list[str]:
+    """Paths whose file appeared, went away or changed between two scans."""
+    paths = set(before) | set(after)
+    return sorted(p for p in paths if (before.get(p) or ())[:4] != (after.get(p) or ())[:4])
+
+
+def before_of(path: str, before: Index, baseline: Baseline, t: int) -> Before | None:
+    """What ``path`` held at the first scan; None when no copy of it was kept."""
+    known = before.get(path)
+    if known is None:
+        return Before(path, "absent", t)
+    sha = known[4]
+    if not sha:
+        return None
+    return Before(path, "file", t, mode=known[3], blob=baseline.blob_name(sha))
+
+
+def list_files(worktree: Path) -> list[str]:
+    """The worktree's files as ripgrep lists them (ignore files respected), absolute."""
+    try:
+        found = subprocess.run(
+            [rg_path(), "--files", "--hidden", "--no-config", "--null", "--glob=!.git"],
+            cwd=worktree,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    root = os.path.realpath(worktree)
+    return [os.path.join(root, os.fsdecode(p)) for p in found.stdout.split(b"\0") if p]
+
+
+def remove(store: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(store / "baseline")
