@@ -6,11 +6,14 @@ Each agent's switches, from its own docs and source (the versions the tests run)
   (project scope: the folder's ``.mcp.json``); ``settings.json``'s ``permissions.deny``
   with a bare tool name takes that built-in away from the model, and its ``env`` is set
   for the session: ``ENABLE_TOOL_SEARCH=false`` offers MCP tools up front instead of
-  behind ToolSearch. ``CLAUDE_CONFIG_DIR`` moves both files.
+  behind ToolSearch, and ``MCP_CONNECTION_NONBLOCKING=false`` has the first turn wait
+  for them (2.1.332 otherwise starts it while toolhost is still connecting, and offers
+  ``WaitForMcpServers`` instead). ``CLAUDE_CONFIG_DIR`` moves both files.
 - Codex: ``$CODEX_HOME/config.toml`` (``~/.codex``; project: ``.codex/config.toml``, read
   in trusted projects only): ``[mcp_servers.<name>]`` and the features that are its
-  shell (``shell_tool``, ``unified_exec``) and its editing tool (``apply_patch_freeform``,
-  ``include_apply_patch_tool``).
+  shell (``shell_tool``, ``unified_exec``) and its freeform ``apply_patch``
+  (``apply_patch_freeform``). Codex 0.171 refuses ``include_apply_patch_tool`` under
+  ``--strict-config`` (codex-acp's older core still reads it), so setup leaves it out.
 - OpenCode: ``opencode.json``'s ``mcp`` entry, and its ``tools`` map turning built-ins off.
   toolhost reads OpenCode's config files as its own, so a ``tools`` map there would turn
   toolhost's own tools of the same names off too: the map goes into
@@ -31,6 +34,8 @@ from server.acp.agents import CLAUDE_OFF, CODEX_OFF, GEMINI_OFF, OPENCODE_OFF
 from server.setup.documents import Document
 
 AGENTS = ("claude", "codex", "opencode", "gemini")
+# Claude Code 2.1.332 warns of a deny rule naming a tool it no longer has.
+CLAUDE_CODE_OFF = tuple(name for name in CLAUDE_OFF if name not in ("MultiEdit", "LS"))
 Change = Callable[[Document], None]
 
 
@@ -53,9 +58,9 @@ class Plan:
 
 def plan(agent: str, toolhost: list[str], project: Path | None) -> Plan:
     """The files ``agent``'s setup touches: the user's (``project`` None) or the folder's."""
-    return {"claude": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini}[
-        agent
-    ](toolhost, project)
+    return {"claude": _claude, "codex": _codex, "opencode": _opencode, "gemini": _gemini}[agent](
+        toolhost, project
+    )
 
 
 def _home() -> Path:
@@ -73,8 +78,9 @@ def _claude(toolhost: list[str], project: Path | None) -> Plan:
         servers, settings = project / ".mcp.json", project / ".claude" / "settings.json"
 
     def deny(doc: Document) -> None:
-        doc.extend(["permissions", "deny"], CLAUDE_OFF)
+        doc.extend(["permissions", "deny"], CLAUDE_CODE_OFF)
         doc.put(["env", "ENABLE_TOOL_SEARCH"], "false")
+        doc.put(["env", "MCP_CONNECTION_NONBLOCKING"], "false")
 
     targets = [
         Target(servers, "json", [_put(["mcpServers", "toolhost"], server)], "toolhost, MCP"),
@@ -96,7 +102,8 @@ def _codex(toolhost: list[str], project: Path | None) -> Plan:
         doc.put(["mcp_servers", "toolhost", "required"], True)
         for override in CODEX_OFF:
             dotted, _, value = override.partition("=")
-            doc.put(dotted.split("."), value == "true")
+            if dotted.startswith("features."):  # Codex 0.171 knows no include_apply_patch_tool
+                doc.put(dotted.split("."), value == "true")
 
     notes = ["Codex reads .codex/config.toml only in a project you trust."] if project else []
     return Plan("codex", [Target(path, "toml", [change], "toolhost, its shell off")], notes)

@@ -43,7 +43,9 @@ def main(args: argparse.Namespace) -> int:
     project = (args.cwd or Path.cwd()).resolve() if args.project else None
     chosen = plan(args.agent, toolhost_command(), project)
     try:
-        documents = [_changed(target.path, target.kind, target.changes) for target in chosen.targets]
+        documents = [
+            _changed(target.path, target.kind, target.changes) for target in chosen.targets
+        ]
     except SetupError as error:
         print(f"toolhost setup {args.agent}: {error}", file=sys.stderr)
         return 1

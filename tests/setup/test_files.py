@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from server.acp.agents import CLAUDE_OFF, GEMINI_OFF, OPENCODE_OFF
+from server.acp.agents import GEMINI_OFF, OPENCODE_OFF
 from server.cli import main
+from server.setup.agents import CLAUDE_CODE_OFF
 from server.setup.main import BACKUP_SUFFIX
 
 TOOLHOST = str(Path(__import__("sys").executable).with_name("toolhost"))
@@ -76,9 +77,13 @@ def test_claude_keeps_the_users_servers_rules_and_env(
         "env": {},
     }
     rules = json.loads(settings.read_text())
-    assert rules["permissions"]["deny"] == ["WebFetch", *CLAUDE_OFF]
+    assert rules["permissions"]["deny"] == ["WebFetch", *CLAUDE_CODE_OFF]
     assert rules["permissions"]["allow"] == ["Bash(ls)"]
-    assert rules["env"] == {"A": "1", "ENABLE_TOOL_SEARCH": "false"}
+    assert rules["env"] == {
+        "A": "1",
+        "ENABLE_TOOL_SEARCH": "false",
+        "MCP_CONNECTION_NONBLOCKING": "false",
+    }
     assert_backed_up_then_idempotent(capsys, "claude", originals)
 
 
@@ -104,7 +109,6 @@ def test_codex_keeps_comments_and_other_tables(
         "unified_exec": False,
         "apply_patch_freeform": False,
     }
-    assert data["include_apply_patch_tool"] is False
     assert "[mcp_servers]" not in written  # no empty header above the server's table
     assert_backed_up_then_idempotent(capsys, "codex", {config: text})
 
