@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from server.acp.agents import CLAUDE_OFF, CODEX_OFF, GEMINI_OFF, OPENCODE_OFF
-from server.setup.documents import Document
+from server.setup.config_file import Document
 
 AGENTS = ("claude", "codex", "opencode", "gemini")
 # Claude Code 2.1.332 warns of a deny rule naming a tool it no longer has.

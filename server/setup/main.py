@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from server.setup.agents import AGENTS, Change, plan
-from server.setup.documents import Document, SetupError
+from server.setup.config_file import Document, SetupError
 
 BACKUP_SUFFIX = ".toolhost-backup"
 
