@@ -4,7 +4,11 @@ codex-acp 0.16.0 (npm; a Rust binary in its platform package) against the script
 Responses API on 127.0.0.1.  The proxy adds ``-c features.shell_tool=false -c
 features.unified_exec=false -c features.apply_patch_freeform=false -c
 include_apply_patch_tool=false``: the model is offered toolhost's tools (Codex's
-``mcp__toolhost`` namespace) and no shell or apply_patch of Codex's own.
+``mcp__toolhost`` namespace) and no shell or apply_patch of Codex's own.  A two-file
+patch is reviewed as one ``session/request_permission`` with both diffs, a rejection
+leaves the disk as it was and the model reads why, and a command that writes outside
+the project is stopped by toolhost's sandbox.  (codex-acp also asks its own approval
+of an MCP call; those asks are answered and told apart by their tool call id.)
 """
 
 from __future__ import annotations
@@ -12,15 +16,16 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.acp.client import proxy, readme_agent, stderr_of
+from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of
 from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_cli
 from tests.mcp.test_codex import codex_env, provider_config
-from tests.scripted_model import Reply, ScriptedModel
-from tests.scripted_responses import offered_tools, serve_responses
+from tests.scripted_model import Reply, ScriptedModel, ToolCall
+from tests.scripted_responses import function_outputs, offered_tools, serve_responses
 
 VERSION = "0.16.0"
 OWN_TOOLS = {"shell", "shell_command", "exec_command", "write_stdin", "apply_patch"}
@@ -64,3 +69,88 @@ async def test_codex_is_offered_toolhost_and_none_of_its_own_shell_or_patch(
         assert offered & OWN_TOOLS, offered
     else:
         assert not offered & OWN_TOOLS, offered & OWN_TOOLS
+
+
+def ours(client: AcpClient) -> list[dict[str, Any]]:
+    """toolhost's reviews among the permission requests (codex-acp asks its own too)."""
+    return [
+        p for p in client.permission_requests if p["toolCall"]["toolCallId"].startswith("toolhost-")
+    ]
+
+
+def choose(answer: str) -> Any:
+    """``answer`` for toolhost's reviews (but no "run again" with more access); codex-acp's
+    own approval of the MCP call allowed once."""
+
+    def chooser(params: dict[str, Any]) -> str | None:
+        if not params["toolCall"]["toolCallId"].startswith("toolhost-"):
+            return next(o["optionId"] for o in params["options"] if o["kind"] == "allow_once")
+        return "reject_once" if "run again" in params["toolCall"]["title"] else answer
+
+    return chooser
+
+
+async def run_codex(
+    adapter: Path, project: Path, tmp_path: Path, model: ScriptedModel, answer: str
+) -> AcpClient:
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(provider_config(model))
+    env = {**codex_env(home), "OPENAI_API_KEY": "sk-scripted-not-a-key"}
+    flags = ("--model", "openai/gpt-5")  # toolhost offers GPT models apply_patch
+    async with proxy(
+        readme_agent("acp-codex", adapter),
+        project,
+        env,
+        tmp_path,
+        options=flags,
+        choose=choose(answer),
+    ) as client:
+        await client.initialize()
+        session = await client.new_session(project)
+        result = await client.prompt(session, "Change x and add y")
+        assert result["stopReason"] == "end_turn", stderr_of(tmp_path)
+    validate_sent(client.sent())
+    return client
+
+
+async def test_codex_two_file_patch_is_reviewed_with_both_diffs_and_bash_is_sandboxed(
+    adapter: Path, model: ScriptedModel, project: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    marker = outside / "marker"
+    model.steps = [
+        ToolCall("mcp__toolhost__apply_patch", {"patchText": PATCH}),
+        ToolCall(
+            "mcp__toolhost__bash",
+            {"command": f"sh -c 'echo pwned > {marker}'", "description": "write outside"},
+        ),
+        Reply("Done."),
+    ]
+    client = await run_codex(adapter, project, tmp_path, model, "allow_once")
+    log = stderr_of(tmp_path)
+    assert (project / "a.py").read_text() == "x = 2\n", log
+    assert (project / "b.py").read_text() == "y = 1\n"
+    patch_review = ours(client)[0]
+    diffs = {item["path"]: item for item in patch_review["toolCall"]["content"]}
+    assert diffs[str(project / "a.py")]["oldText"] == "x = 1\n"
+    assert diffs[str(project / "b.py")]["oldText"] is None
+    assert diffs[str(project / "b.py")]["newText"] == "y = 1\n"
+
+    assert not marker.exists(), "the sandbox let the command write outside the project"
+    bash_result = function_outputs(model.requests[2])[-1]
+    assert "sandbox" in bash_result.lower(), bash_result
+    assert len(model.requests) == 3, log
+
+
+async def test_codex_rejected_patch_leaves_the_disk_and_the_model_reads_why(
+    adapter: Path, model: ScriptedModel, project: Path, tmp_path: Path
+) -> None:
+    model.steps = [ToolCall("mcp__toolhost__apply_patch", {"patchText": PATCH}), Reply("OK.")]
+    client = await run_codex(adapter, project, tmp_path, model, "reject_once")
+    assert len(ours(client)) == 1, stderr_of(tmp_path)
+    assert (project / "a.py").read_text() == "x = 1\n"
+    assert not (project / "b.py").exists()
+    told = function_outputs(model.requests[1])[-1]
+    assert "rejected" in told, told
