@@ -20,7 +20,9 @@ Each agent's switches, from its own docs and source (the versions the tests run)
   ``~/.opencode/opencode.json``, a directory OpenCode reads and toolhost does not. A
   project has no such file, so ``--project`` leaves OpenCode's own tools on and says so.
 - Gemini CLI: ``~/.gemini/settings.json`` (project: ``.gemini/settings.json``):
-  ``mcpServers`` and ``tools.exclude`` (``excludeTools`` in the older flat layout).
+  ``mcpServers`` and ``tools.exclude`` (``excludeTools`` in the older flat layout; 0.61
+  warns that it moves to its policy engine by 1.0). An exclusion also removes an MCP
+  tool of that bare name, so Gemini's own ``glob`` stays (it only reads the disk).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from server.setup.config_file import Document
 AGENTS = ("claude", "codex", "opencode", "gemini")
 # Claude Code 2.1.332 warns of a deny rule naming a tool it no longer has.
 CLAUDE_CODE_OFF = tuple(name for name in CLAUDE_OFF if name not in ("MultiEdit", "LS"))
+# Gemini CLI's exclusions match an MCP server's tools by their own names too: its `glob`
+# would take toolhost's `glob` with it.
+GEMINI_CLI_OFF = tuple(name for name in GEMINI_OFF if name != "glob")
 Change = Callable[[Document], None]
 
 
@@ -138,7 +143,7 @@ def _gemini(toolhost: list[str], project: Path | None) -> Plan:
 
     def exclude(doc: Document) -> None:
         flat = "excludeTools" in doc.data  # the settings layout before Gemini CLI 0.3
-        doc.extend(["excludeTools"] if flat else ["tools", "exclude"], GEMINI_OFF)
+        doc.extend(["excludeTools"] if flat else ["tools", "exclude"], GEMINI_CLI_OFF)
 
     changes = [_put(["mcpServers", "toolhost"], server), exclude]
     return Plan("gemini", [Target(path, "json", changes, "toolhost, its own tools off")])

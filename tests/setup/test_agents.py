@@ -24,6 +24,7 @@ from tests.readme_snippets import snippet
 from tests.scripted_anthropic import ScriptedAnthropic
 from tests.scripted_anthropic import serve as serve_anthropic
 from tests.scripted_anthropic import tool_names as anthropic_tools
+from tests.scripted_gemini import ScriptedGemini, declared_functions, serve_gemini
 from tests.scripted_model import Reply, ScriptedModel, serve, tool_names
 from tests.scripted_responses import offered_tools, serve_responses
 
@@ -151,27 +152,50 @@ def gemini() -> Path:
     return npm_cli("@google/gemini-cli", GEMINI_VERSION, "gemini-cli", "gemini")
 
 
-def test_gemini_cli_connects_to_the_toolhost_setup_registered(
-    gemini: Path, home: Path, project: Path
-) -> None:
-    settings = home / ".gemini" / "settings.json"
-    settings.parent.mkdir(parents=True)
-    settings.write_text(json.dumps({"ui": {"theme": "Dracula"}}))
-    setup_agent("gemini", home)
-    # Gemini CLI starts no MCP server in a folder the person has not trusted.
-    (home / ".gemini" / "trustedFolders.json").write_text(
-        json.dumps({str(project): "TRUST_FOLDER"})
-    )
+def run_gemini(gemini: Path, home: Path, project: Path, model: ScriptedGemini) -> str:
+    """``gemini -p`` against the scripted model; headless, Gemini CLI offers no tool that
+    would ask for confirmation (an MCP server's, its own edits and shell) unless told
+    ``--approval-mode yolo``. Returns its output."""
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "GOOGLE_GEMINI_BASE_URL": model.base_url,
+        "GEMINI_API_KEY": "scripted-not-a-key",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",  # the folder trusted, as a person would
+        "NO_COLOR": "1",
+    }
+    args = ["-p", "Say hi", "-m", "gemini-2.5-pro", "--approval-mode", "yolo"]
     done = subprocess.run(
-        [str(gemini), "mcp", "list"],
+        [str(gemini), *args],
         cwd=project,
-        env={**os.environ, "HOME": str(home), "NO_COLOR": "1"},
+        env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
         check=False,
         stdin=subprocess.DEVNULL,
     )
     out = done.stdout + done.stderr
-    assert done.returncode == 0, out[-3000:]
-    assert f"✓ toolhost: {TOOLHOST} mcp (stdio) - Connected" in out, out[-3000:]
+    assert done.returncode == 0 and DONE in done.stdout, out[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("set_up", [True, False], ids=["set-up", "defence-off"])
+def test_gemini_cli_offers_toolhost_and_not_its_own_edit_write_or_shell(
+    gemini: Path, home: Path, project: Path, set_up: bool
+) -> None:
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    if set_up:
+        setup_agent("gemini", home)
+    for model in serve_gemini(ScriptedGemini([Reply(DONE)])):
+        run_gemini(gemini, home, project, model)
+        offered = set(declared_functions(model.requests[0]))
+    own = {"run_shell_command", "write_file", "replace", "read_file"}
+    if not set_up:  # the same run without toolhost setup: Gemini's own tools are offered
+        assert own <= offered, sorted(offered)
+        return
+    assert {"mcp_toolhost_edit", "mcp_toolhost_write", "mcp_toolhost_bash"} <= offered, offered
+    assert "mcp_toolhost_glob" in offered, sorted(offered)  # not taken by Gemini's own glob
+    assert not offered & own, sorted(offered)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from server.acp.agents import GEMINI_OFF, OPENCODE_OFF
+from server.acp.agents import OPENCODE_OFF
 from server.cli import main
-from server.setup.agents import CLAUDE_CODE_OFF
+from server.setup.agents import CLAUDE_CODE_OFF, GEMINI_CLI_OFF
 from server.setup.main import BACKUP_SUFFIX
 
 TOOLHOST = str(Path(__import__("sys").executable).with_name("toolhost"))
@@ -154,7 +154,7 @@ def test_gemini_extends_the_users_excluded_tools(
     assert code == 0, out
     written = json.loads(settings.read_text())
     assert written["theme"] == "Dracula"
-    assert written["tools"]["exclude"] == ["web_fetch", *GEMINI_OFF]
+    assert written["tools"]["exclude"] == ["web_fetch", *GEMINI_CLI_OFF]
     assert written["mcpServers"]["toolhost"] == {"command": TOOLHOST, "args": ["mcp"]}
     assert_backed_up_then_idempotent(capsys, "gemini", {settings: original})
 
