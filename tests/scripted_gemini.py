@@ -5,8 +5,9 @@ Gemini CLI talks to ``$GOOGLE_GEMINI_BASE_URL`` with ``GEMINI_API_KEY``:
 ``GenerateContentResponse`` a chunk) and ``:generateContent`` (one JSON answer), plus
 ``:countTokens``.  A request that declares functions is a turn of the conversation and
 takes the next step (a ``functionCall`` part, or text); any other (Gemini CLI's own
-checks between turns) gets a short text.  The steps, the recorded requests and
-``ScriptedModel`` itself are the chat model's; only the wire differs.
+checks between turns) gets a short text, or, where it asks for JSON of a schema (its
+model router's complexity score), the smallest object of that schema.  The steps, the
+recorded requests and ``ScriptedModel`` itself are the chat model's; only the wire differs.
 """
 
 from __future__ import annotations
@@ -63,6 +64,17 @@ def _answer(step: ToolCall | Reply) -> dict[str, Any]:
     }
 
 
+def _smallest(schema: dict[str, Any]) -> Any:
+    """The smallest value of a (Gemini-flavoured, upper-case) JSON Schema."""
+    kind = str(schema.get("type", "OBJECT")).upper()
+    if kind == "OBJECT":
+        properties = schema.get("properties") or {}
+        return {name: _smallest(properties[name]) for name in schema.get("required") or []}
+    if "enum" in schema:
+        return schema["enum"][0]
+    return {"STRING": "scripted", "INTEGER": 1, "NUMBER": 1, "BOOLEAN": False}.get(kind, [])
+
+
 def _handler(model: ScriptedGemini) -> type[BaseHTTPRequestHandler]:
     class Handler(ScriptedHandler):
         def do_POST(self) -> None:
@@ -72,7 +84,14 @@ def _handler(model: ScriptedGemini) -> type[BaseHTTPRequestHandler]:
             if ":countTokens" in self.path:
                 self._send(200, "application/json", b'{"totalTokens": 10}')
                 return
-            answer = json.dumps(_answer(model.next_step(body)))
+            schema = (body.get("generationConfig") or {}).get("responseJsonSchema")
+            if schema and not model.is_turn(body):
+                with model._lock:
+                    model.other_requests.append(body)
+                step: ToolCall | Reply = Reply(json.dumps(_smallest(schema)))
+            else:
+                step = model.next_step(body)
+            answer = json.dumps(_answer(step))
             if ":streamGenerateContent" in self.path:
                 self._send(200, "text/event-stream", f"data: {answer}\r\n\r\n".encode())
             else:

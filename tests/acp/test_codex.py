@@ -13,7 +13,6 @@ of an MCP call; those asks are answered and told apart by their tool call id.)
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,34 +40,16 @@ def model() -> Iterator[ScriptedModel]:
     yield from serve_responses(ScriptedModel([]))
 
 
-@pytest.mark.parametrize("keep", [False, True], ids=["own-tools-off", "defence-off"])
-async def test_codex_is_offered_toolhost_and_none_of_its_own_shell_or_patch(
-    adapter: Path, model: ScriptedModel, tmp_path: Path, keep: bool
+async def test_without_the_switch_codex_offers_its_own_shell(
+    adapter: Path, model: ScriptedModel, project: Path, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    home = tmp_path / "home"
-    (home / ".codex").mkdir(parents=True)
-    (home / ".codex" / "config.toml").write_text(provider_config(model))
+    """The defence off: ``--keep-agent-tools`` and Codex offers its own shell beside ours
+    (with the switch on, the patch test below checks that it does not)."""
     model.steps = [Reply("Nothing to change.")]
-    env = {**codex_env(home), "OPENAI_API_KEY": "sk-scripted-not-a-key"}
-    flags = ("--keep-agent-tools",) if keep else ()
-    async with proxy(
-        readme_agent("acp-codex", adapter), project, env, tmp_path, options=flags
-    ) as client:
-        await client.initialize()
-        session = await client.new_session(project)
-        result = await client.prompt(session, "Look around")
-        assert result["stopReason"] == "end_turn", stderr_of(tmp_path)
-    validate_sent(client.sent())
-    assert model.requests, stderr_of(tmp_path)
+    await run_codex(adapter, project, tmp_path, model, "allow_once", ("--keep-agent-tools",))
     offered = set(offered_tools(model.requests[0]))
     assert {"mcp__toolhost__edit", "mcp__toolhost__bash"} <= offered, offered
-    if keep:  # without the switch Codex offers its own shell beside toolhost's
-        assert offered & OWN_TOOLS, offered
-    else:
-        assert not offered & OWN_TOOLS, offered & OWN_TOOLS
+    assert offered & OWN_TOOLS, offered
 
 
 def ours(client: AcpClient) -> list[dict[str, Any]]:
@@ -91,13 +72,17 @@ def choose(answer: str) -> Any:
 
 
 async def run_codex(
-    adapter: Path, project: Path, tmp_path: Path, model: ScriptedModel, answer: str
+    adapter: Path,
+    project: Path,
+    tmp_path: Path,
+    model: ScriptedModel,
+    answer: str,
+    flags: tuple[str, ...] = ("--model", "openai/gpt-5"),  # toolhost offers apply_patch
 ) -> AcpClient:
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "config.toml").write_text(provider_config(model))
     env = {**codex_env(home), "OPENAI_API_KEY": "sk-scripted-not-a-key"}
-    flags = ("--model", "openai/gpt-5")  # toolhost offers GPT models apply_patch
     async with proxy(
         readme_agent("acp-codex", adapter),
         project,
@@ -114,7 +99,7 @@ async def run_codex(
     return client
 
 
-async def test_codex_two_file_patch_is_reviewed_with_both_diffs_and_bash_is_sandboxed(
+async def test_codex_offers_only_toolhost_reviews_the_patch_and_sandboxes_bash(
     adapter: Path, model: ScriptedModel, project: Path, tmp_path: Path
 ) -> None:
     outside = tmp_path / "outside"
@@ -130,6 +115,9 @@ async def test_codex_two_file_patch_is_reviewed_with_both_diffs_and_bash_is_sand
     ]
     client = await run_codex(adapter, project, tmp_path, model, "allow_once")
     log = stderr_of(tmp_path)
+    offered = set(offered_tools(model.requests[0]))
+    assert {"mcp__toolhost__apply_patch", "mcp__toolhost__bash"} <= offered, offered
+    assert not offered & OWN_TOOLS, offered & OWN_TOOLS
     assert (project / "a.py").read_text() == "x = 2\n", log
     assert (project / "b.py").read_text() == "y = 1\n"
     patch_review = ours(client)[0]
