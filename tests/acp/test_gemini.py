@@ -17,11 +17,17 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of
+from tests.acp.scenarios import (
+    assert_patch_reviewed_and_landed,
+    assert_rejected,
+    assert_sandboxed,
+    choose,
+    patch_then_bash,
+)
 from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_cli
 from tests.scripted_gemini import (
@@ -60,25 +66,6 @@ def gemini_env(tmp_path: Path, model: ScriptedGemini) -> dict[str, str]:
         "GEMINI_CLI_TRUST_WORKSPACE": "true",  # the folder trusted, as a person would
         "NO_COLOR": "1",
     }
-
-
-def ours(client: AcpClient) -> list[dict[str, Any]]:
-    """toolhost's reviews among the permission requests (Gemini CLI asks its own too)."""
-    return [
-        p for p in client.permission_requests if p["toolCall"]["toolCallId"].startswith("toolhost-")
-    ]
-
-
-def choose(answer: str) -> Any:
-    """``answer`` for toolhost's reviews (but no "run again" with more access); Gemini
-    CLI's own confirmation of the MCP call allowed once."""
-
-    def chooser(params: dict[str, Any]) -> str | None:
-        if not params["toolCall"]["toolCallId"].startswith("toolhost-"):
-            return next(o["optionId"] for o in params["options"] if o["kind"] == "allow_once")
-        return "reject_once" if "run again" in params["toolCall"]["title"] else answer
-
-    return chooser
 
 
 async def run_gemini(
@@ -122,30 +109,14 @@ async def test_gemini_offers_only_toolhost_reviews_the_patch_and_sandboxes_bash(
     outside = tmp_path / "outside"
     outside.mkdir()
     marker = outside / "marker"
-    model.steps = [
-        ToolCall("mcp_toolhost_apply_patch", {"patchText": PATCH}),
-        ToolCall(
-            "mcp_toolhost_bash",
-            {"command": f"sh -c 'echo pwned > {marker}'", "description": "write outside"},
-        ),
-        Reply("Done."),
-    ]
+    model.steps = patch_then_bash("mcp_toolhost_", marker)
     client = await run_gemini(gemini, project, tmp_path, model)
     log = stderr_of(tmp_path)
     offered = set(declared_functions(model.requests[0]))
     assert {"mcp_toolhost_apply_patch", "mcp_toolhost_bash", "mcp_toolhost_glob"} <= offered
     assert not offered & OWN_TOOLS, offered & OWN_TOOLS
-    assert (project / "a.py").read_text() == "x = 2\n", log
-    assert (project / "b.py").read_text() == "y = 1\n"
-    patch_review = ours(client)[0]
-    diffs = {item["path"]: item for item in patch_review["toolCall"]["content"]}
-    assert diffs[str(project / "a.py")]["oldText"] == "x = 1\n"
-    assert diffs[str(project / "b.py")]["oldText"] is None
-    assert diffs[str(project / "b.py")]["newText"] == "y = 1\n"
-
-    assert not marker.exists(), "the sandbox let the command write outside the project"
-    bash_result = function_responses(model.requests[2])[-1]
-    assert "sandbox" in bash_result.lower(), bash_result
+    assert_patch_reviewed_and_landed(client, project, log)
+    assert_sandboxed(marker, function_responses(model.requests[2])[-1])
     assert len(model.requests) == 3, log
 
 
@@ -154,8 +125,5 @@ async def test_gemini_rejected_patch_leaves_the_disk_and_the_model_reads_why(
 ) -> None:
     model.steps = [ToolCall("mcp_toolhost_apply_patch", {"patchText": PATCH}), Reply("OK.")]
     client = await run_gemini(gemini, project, tmp_path, model, "reject_once")
-    assert len(ours(client)) == 1, stderr_of(tmp_path)
-    assert (project / "a.py").read_text() == "x = 1\n"
-    assert not (project / "b.py").exists()
     told = function_responses(model.requests[1])[-1]
-    assert "rejected" in told, told
+    assert_rejected(client, project, told, stderr_of(tmp_path))

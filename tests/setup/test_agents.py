@@ -19,7 +19,7 @@ import pytest
 
 from tests.mcp.test_claude_code import claude, run_claude  # noqa: F401  (a fixture)
 from tests.mcp.test_codex import codex, provider_config, run_codex  # noqa: F401
-from tests.mcp.test_opencode import opencode, opencode_env  # noqa: F401
+from tests.mcp.test_opencode import opencode, project_config, run_opencode  # noqa: F401
 from tests.readme_snippets import snippet
 from tests.scripted_anthropic import ScriptedAnthropic
 from tests.scripted_anthropic import serve as serve_anthropic
@@ -51,21 +51,6 @@ def setup_agent(agent: str, home: Path, env: dict[str, str] | None = None) -> st
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    return folder
 
 
 def test_claude_code_offers_toolhost_up_front_and_not_its_own_tools(
@@ -117,24 +102,13 @@ def test_opencode_offers_toolhost_and_not_its_own_tools(
     project: Path,
 ) -> None:
     for model in serve(ScriptedModel([Reply(DONE)])):
-        from tests.mcp.test_opencode import project_config
-
         config = home / ".config" / "opencode" / "opencode.json"
         config.parent.mkdir(parents=True)
         mine = project_config(model)
         mine.pop("mcp")  # the user's own config: a provider, no toolhost yet
         config.write_text(json.dumps(mine))
         setup_agent("opencode", home)
-        done = subprocess.run(
-            [str(opencode), "run", "-m", "scripted/scripted", "Say hi"],
-            cwd=project,
-            env=opencode_env(project, home),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
+        done = run_opencode(opencode, project, home, "Say hi")
         log = (done.stdout + done.stderr)[-4000:]
         assert done.returncode == 0 and DONE in done.stdout, log
         offered = set(tool_names(model.requests[0]))

@@ -23,9 +23,9 @@ TOOLHOST = str(Path(__import__("sys").executable).with_name("toolhost"))
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
+def user(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The scratch HOME as this process's, the agents' own variables unset."""
+    folder = home
     monkeypatch.setenv("HOME", str(folder))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(folder / ".config"))
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCODE_CONFIG_DIR"):
@@ -57,12 +57,12 @@ def assert_backed_up_then_idempotent(
 
 
 def test_claude_keeps_the_users_servers_rules_and_env(
-    home: Path, capsys: pytest.CaptureFixture[str]
+    user: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     state = {"numStartups": 7, "mcpServers": {"other": {"command": "other-mcp", "args": []}}}
-    servers = write(home / ".claude.json", json.dumps(state, indent=2))
+    servers = write(user / ".claude.json", json.dumps(state, indent=2))
     mine = {"permissions": {"deny": ["WebFetch"], "allow": ["Bash(ls)"]}, "env": {"A": "1"}}
-    settings = write(home / ".claude" / "settings.json", json.dumps(mine))
+    settings = write(user / ".claude" / "settings.json", json.dumps(mine))
     originals = {servers: servers.read_text(), settings: settings.read_text()}
 
     code, out = setup(capsys, "claude")
@@ -88,10 +88,10 @@ def test_claude_keeps_the_users_servers_rules_and_env(
 
 
 def test_codex_keeps_comments_and_other_tables(
-    home: Path, capsys: pytest.CaptureFixture[str]
+    user: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = '# mine\nmodel = "o3"  # the best\n\n[features]\nweb_search = true\n'
-    config = write(home / ".codex" / "config.toml", text)
+    config = write(user / ".codex" / "config.toml", text)
 
     code, out = setup(capsys, "codex")
     assert code == 0, out
@@ -114,11 +114,11 @@ def test_codex_keeps_comments_and_other_tables(
 
 
 def test_opencode_puts_its_tools_map_where_toolhost_does_not_read_it(
-    home: Path, capsys: pytest.CaptureFixture[str]
+    user: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     mine = {"model": "local/qwen", "mcp": {"other": {"type": "remote", "url": "http://x"}}}
-    config = write(home / ".config" / "opencode" / "opencode.json", json.dumps(mine))
-    own = write(home / ".opencode" / "opencode.json", json.dumps({"tools": {"webfetch": False}}))
+    config = write(user / ".config" / "opencode" / "opencode.json", json.dumps(mine))
+    own = write(user / ".opencode" / "opencode.json", json.dumps({"tools": {"webfetch": False}}))
     originals = {config: config.read_text(), own: own.read_text()}
 
     code, out = setup(capsys, "opencode")
@@ -138,16 +138,16 @@ def test_opencode_puts_its_tools_map_where_toolhost_does_not_read_it(
 
     from tools.config.files import load_config
 
-    project = home / "code"
+    project = user / "code"
     project.mkdir()
     assert load_config(project).config.enabled == {}  # nothing of toolhost's turned off
 
 
 def test_gemini_extends_the_users_excluded_tools(
-    home: Path, capsys: pytest.CaptureFixture[str]
+    user: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     mine = {"theme": "Dracula", "tools": {"exclude": ["web_fetch"]}, "mcpServers": {}}
-    settings = write(home / ".gemini" / "settings.json", json.dumps(mine, indent=2) + "\n")
+    settings = write(user / ".gemini" / "settings.json", json.dumps(mine, indent=2) + "\n")
     original = settings.read_text()
 
     code, out = setup(capsys, "gemini")
@@ -160,7 +160,7 @@ def test_gemini_extends_the_users_excluded_tools(
 
 
 def test_project_files_and_print_writes_nothing(
-    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    user: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -173,12 +173,12 @@ def test_project_files_and_print_writes_nothing(
     config = json.loads((project / "opencode.json").read_text())
     assert "toolhost" in config["mcp"] and "tools" not in config
     assert "OpenCode's own tools stay on for this folder" in out
-    assert not (home / ".opencode").exists()
+    assert not (user / ".opencode").exists()
 
     for agent, path in (("codex", ".codex/config.toml"), ("gemini", ".gemini/settings.json")):
         code, out = setup(capsys, agent, "--project", "--cwd", str(project))
         assert code == 0 and (project / path).exists(), out
-    assert not (home / ".codex").exists() and not (home / ".gemini").exists()
+    assert not (user / ".codex").exists() and not (user / ".gemini").exists()
 
 
 @pytest.mark.parametrize(
@@ -191,11 +191,11 @@ def test_project_files_and_print_writes_nothing(
     ],
 )
 def test_a_config_that_cannot_be_read_is_refused_and_nothing_is_written(
-    home: Path, capsys: pytest.CaptureFixture[str], agent: str, path: str, text: str, says: str
+    user: Path, capsys: pytest.CaptureFixture[str], agent: str, path: str, text: str, says: str
 ) -> None:
-    broken = write(home / path, text)
+    broken = write(user / path, text)
     code, out = setup(capsys, agent)
     assert code == 1 and says in out and "nothing was written" in out, out
     assert broken.read_text() == text
-    written = [p for p in home.rglob("*") if p.is_file() and p != broken]
+    written = [p for p in user.rglob("*") if p.is_file() and p != broken]
     assert written == [], written  # not even the agent's other file
