@@ -51,7 +51,6 @@ class Target:
     path: Path
     kind: str  # "json" or "toml"
     changes: list[Change]
-    why: str
 
 
 @dataclass
@@ -88,8 +87,8 @@ def _claude(toolhost: list[str], project: Path | None) -> Plan:
         doc.put(["env", "MCP_CONNECTION_NONBLOCKING"], "false")
 
     targets = [
-        Target(servers, "json", [_put(["mcpServers", "toolhost"], server)], "toolhost, MCP"),
-        Target(settings, "json", [deny], "its own tools denied, MCP tools up front"),
+        Target(servers, "json", [_put(["mcpServers", "toolhost"], server)]),
+        Target(settings, "json", [deny]),
     ]
     notes = []
     if project is not None:
@@ -111,7 +110,7 @@ def _codex(toolhost: list[str], project: Path | None) -> Plan:
                 doc.put(dotted.split("."), value == "true")
 
     notes = ["Codex reads .codex/config.toml only in a project you trust."] if project else []
-    return Plan("codex", [Target(path, "toml", [change], "toolhost, its shell off")], notes)
+    return Plan("codex", [Target(path, "toml", [change])], notes)
 
 
 def _opencode(toolhost: list[str], project: Path | None) -> Plan:
@@ -121,12 +120,12 @@ def _opencode(toolhost: list[str], project: Path | None) -> Plan:
     path = _existing(folder, ("opencode.jsonc", "opencode.json"))
     server = {"type": "local", "command": [*toolhost, "mcp"], "enabled": True}
     schema = _put(["$schema"], "https://opencode.ai/config.json", only_new=True)
-    targets = [Target(path, "json", [schema, _put(["mcp", "toolhost"], server)], "toolhost")]
+    targets = [Target(path, "json", [schema, _put(["mcp", "toolhost"], server)])]
     notes = []
     if project is None:
         off = {name: False for name in OPENCODE_OFF}
         own = _existing(_home() / ".opencode", ("opencode.jsonc", "opencode.json"))
-        targets.append(Target(own, "json", [schema, _put(["tools"], off)], "its own tools"))
+        targets.append(Target(own, "json", [schema, _put(["tools"], off)]))
     else:
         notes.append(
             "OpenCode's own tools stay on for this folder: toolhost reads the project's "
@@ -146,7 +145,7 @@ def _gemini(toolhost: list[str], project: Path | None) -> Plan:
         doc.extend(["excludeTools"] if flat else ["tools", "exclude"], GEMINI_CLI_OFF)
 
     changes = [_put(["mcpServers", "toolhost"], server), exclude]
-    return Plan("gemini", [Target(path, "json", changes, "toolhost, its own tools off")])
+    return Plan("gemini", [Target(path, "json", changes)])
 
 
 def _put(keys: list[str], value: object, *, only_new: bool = False) -> Change:

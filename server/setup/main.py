@@ -3,7 +3,7 @@
 Every file is read and changed in memory first; one that cannot be parsed stops the
 run before anything is written. A file whose text would not change is left alone (a
 second run says so); a changed one is backed up beside itself, then replaced in one
-rename, and the diff is shown.
+rename, and the diff is shown (``--print``: the diff only).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--print",
         dest="print_only",
         action="store_true",
-        help="print the files as they would be, and write nothing",
+        help="show what would change in each file, and write nothing",
     )
     parser.add_argument("--cwd", type=Path, default=None, help="the project folder (.)")
 
@@ -51,14 +51,12 @@ def main(args: argparse.Namespace) -> int:
         return 1
     changed = [doc for doc in documents if doc.after() != doc.before]
     for doc in documents:
-        if args.print_only:
-            print(f"# {doc.path}\n{doc.after()}", end="" if doc.after().endswith("\n") else "\n")
-        elif doc not in changed:
+        if doc not in changed:
             print(f"{doc.path}: already set up, unchanged")
-    if args.print_only:
-        return 0
     for doc in changed:
         print(_diff(doc), end="")
+        if args.print_only:
+            continue
         try:
             _write(doc)
         except OSError as error:
@@ -70,6 +68,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     if not changed:
         print(f"toolhost setup {args.agent}: already set up, nothing changed")
+    elif args.print_only:
+        print(f"toolhost setup {args.agent}: --print, so nothing was written")
     return 0
 
 

@@ -165,7 +165,8 @@ def test_project_files_and_print_writes_nothing(
     project = tmp_path / "project"
     project.mkdir()
     code, out = setup(capsys, "claude", "--project", "--cwd", str(project), "--print")
-    assert code == 0 and f"# {project / '.mcp.json'}" in out, out
+    assert code == 0 and f"+++ {project / '.mcp.json'}" in out, out
+    assert "--print, so nothing was written" in out
     assert not (project / ".mcp.json").exists() and not (project / ".claude").exists()
 
     code, out = setup(capsys, "opencode", "--project", "--cwd", str(project))
