@@ -6,6 +6,7 @@
     toolhost trust [--cwd DIR] [--revoke]
     toolhost doctor [--json] [--cwd DIR]
     toolhost mcp [--cwd DIR] [--no-attach] [--list-editors [--json]]
+    toolhost setup claude|codex|opencode|gemini [--project] [--print] [--cwd DIR]
 
 ``list`` and ``run`` read the config files and load the custom tools of ``--cwd`` (the
 worktree) as the server does; ``list`` ends with a line per file that could not be
@@ -120,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
     from server import undo_cli
 
     undo_cli.add_arguments(commands.add_parser("undo", help="put an agent's turn back"))
+    from server.setup.main import add_arguments as setup_arguments
+
+    setup_arguments(
+        commands.add_parser("setup", help="register toolhost in an agent's config, its tools off")
+    )
     return parser
 
 
@@ -146,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         from server.acp.main import main as acp_main
 
         return acp_main(args)
+    if args.command == "setup":
+        from server.setup.main import main as setup_main
+
+        return setup_main(args)
     if args.command == "trust":
         return trust_folder(args)
     if args.command == "doctor":

@@ -11,10 +11,11 @@ Found in the adapters' own source (the versions the tests run):
 - Codex (``codex-acp``): ``-c key=value`` overrides its config; the ``shell_tool`` and
   ``unified_exec`` features are its shell, ``apply_patch_freeform`` and
   ``include_apply_patch_tool`` its editing tool.
-- Gemini CLI (``gemini --acp``, formerly ``--experimental-acp``): ``tools.exclude`` in its
-  settings; the system settings file (``GEMINI_CLI_SYSTEM_SETTINGS_PATH``) overrides the
-  user's. Not proven: in a trial with 0.61.0 the user's ``tools.exclude`` removed the
-  tools it named but this system file did not, so Gemini's own tools must be taken as on.
+- Gemini CLI (``gemini --acp``, formerly ``--experimental-acp``): ``--policy FILE`` adds
+  policy-engine rules; a ``deny`` rule for a tool takes it away from the model. (Its
+  system settings file cannot carry ``tools.exclude`` for us: 0.61 skips one that is not
+  owned by root in root-owned, unwritable folders, which a temp file never is.) Its
+  ``glob`` stays: a rule for a bare name may take an MCP tool of that name with it.
 
 Anything else is run as given: its own tools stay, and the docs say so.
 """
@@ -122,7 +123,7 @@ def prepare(argv: list[str], *, own_tools_off: bool = True) -> Agent:
         for override in CODEX_OFF:
             agent.argv += ["-c", override]
     elif kind == "gemini":
-        agent.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(_gemini_settings(agent))
+        agent.argv += ["--policy", str(_gemini_policy(agent))]
     return agent
 
 
@@ -134,23 +135,15 @@ def _json_env(name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _gemini_settings(agent: Agent) -> Path:
-    """A system settings file: the one in force (if any) plus the excluded tools."""
-    settings: dict[str, Any] = {}
-    existing = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-    if existing:
-        try:
-            loaded = json.loads(Path(existing).read_text(encoding="utf-8"))
-            settings = loaded if isinstance(loaded, dict) else {}
-        except (OSError, ValueError):
-            settings = {}
-    tools = settings.setdefault("tools", {})
-    if isinstance(tools, dict):
-        found = tools.get("exclude")
-        excluded: list[Any] = found if isinstance(found, list) else []
-        tools["exclude"] = list(excluded) + [t for t in GEMINI_OFF if t not in excluded]
-    handle, name = tempfile.mkstemp(prefix="toolhost-acp-gemini-", suffix=".json")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(settings, out)
-    agent.cleanup.append(Path(name))
-    return Path(name)
+def _gemini_policy(agent: Agent) -> Path:
+    """A policy file denying Gemini CLI's own file and shell tools, in a private folder."""
+    folder = Path(tempfile.mkdtemp(prefix="toolhost-acp-gemini-"))
+    rules = "".join(
+        f'[[rule]]\ntoolName = "{name}"\ndecision = "deny"\npriority = 900\n\n'
+        for name in GEMINI_OFF
+        if name != "glob"
+    )
+    path = folder / "toolhost.toml"
+    path.write_text(rules, encoding="utf-8")
+    agent.cleanup += [path, folder]
+    return path

@@ -162,9 +162,9 @@ class Proxy:
         for started in self.sidecars.values():
             if started.done() and not started.exception():
                 await started.result().close()
-        for path in self.agent.cleanup:
+        for path in self.agent.cleanup:  # files first, then their folders
             with contextlib.suppress(OSError):
-                path.unlink()
+                path.rmdir() if path.is_dir() else path.unlink()
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of
+from tests.acp.scenarios import choose, ours
 from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_cli
 from tests.mcp.test_claude_code import claude_env
@@ -39,22 +39,6 @@ def adapter() -> Path:
 @pytest.fixture
 def model() -> Iterator[ScriptedAnthropic]:
     yield from serve(ScriptedAnthropic([], marker_tool="mcp__toolhost__read"))
-
-
-def ours(client: AcpClient) -> list[dict[str, Any]]:
-    """toolhost's reviews among the permission requests (claude-agent-acp asks too)."""
-    return [
-        p for p in client.permission_requests if p["toolCall"]["toolCallId"].startswith("toolhost-")
-    ]
-
-
-def choose(answer: str) -> Any:
-    def chooser(params: dict[str, Any]) -> str | None:
-        if not params["toolCall"]["toolCallId"].startswith("toolhost-"):
-            return next(o["optionId"] for o in params["options"] if o["kind"] == "allow_once")
-        return answer
-
-    return chooser
 
 
 async def run(

@@ -74,6 +74,22 @@ def opencode_env(project: Path, home: Path) -> dict[str, str]:
     }
 
 
+def run_opencode(
+    opencode: Path, project: Path, home: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``opencode run -m scripted/scripted ARGS`` in ``project`` under the scratch ``home``."""
+    return subprocess.run(
+        [str(opencode), "run", "-m", "scripted/scripted", *args],
+        cwd=project,
+        env=opencode_env(project, home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def project_config(model: ScriptedModel) -> dict[str, object]:
     """The README's snippet, plus the scripted model as the provider."""
     config = json.loads(snippet("opencode"))
@@ -105,16 +121,7 @@ def test_opencode_calls_toolhost_read_and_edit_over_mcp(
     global_config.write_text(json.dumps(project_config(model)))
     model.steps = read_then_edit("toolhost_", target)
 
-    done = subprocess.run(
-        [str(opencode), "run", "--print-logs", "-m", "scripted/scripted", PROMPT],
-        cwd=project,
-        env=opencode_env(project, home),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_opencode(opencode, project, home, "--print-logs", PROMPT)
     log = done.stderr[-6000:]
     assert done.returncode == 0, log
     assert ANSWER in done.stdout

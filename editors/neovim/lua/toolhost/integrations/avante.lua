@@ -183,6 +183,30 @@ local function install()
   config._options.custom_tools = M._installed
 end
 
+---avante's ACP provider `name` (e.g. "opencode", "claude-code", "codex") with its
+---agent run through `toolhost acp`, for `acp_providers`:
+---
+---    acp_providers = { ["toolhost-opencode"] = require("toolhost.integrations.avante").acp("opencode") }
+---
+---`opts.provider` is laid over the entry (`env`, `auth_method`, ...). A name avante
+---does not know needs `opts.provider.command` (and `args`).
+---@param name string
+---@param opts? toolhost.integrations.AcpOptions|{ provider?: table }
+---@return table
+function M.acp(name, opts)
+  opts = opts or {}
+  local ok, config = pcall(require, "avante.config")
+  local known = ok and config._defaults and config._defaults.acp_providers or {}
+  local entry = vim.tbl_deep_extend("force", {}, known[name] or {}, opts.provider or {})
+  if type(entry.command) ~= "string" then
+    error(("toolhost: avante has no ACP provider named %q; give provider.command"):format(name), 0)
+  end
+  local command = require("toolhost.integrations.acp").wrap({ entry.command }, opts)
+  entry.command = table.remove(command, 1)
+  entry.args = vim.list_extend(command, entry.args or {})
+  return entry
+end
+
 ---@param opts? toolhost.integrations.Options
 function M.setup(opts)
   catalogue.configure(opts)

@@ -155,6 +155,31 @@ function M.registered()
   return names
 end
 
+---codecompanion's ACP adapter `name` (e.g. "opencode", "claude_code", "codex") with
+---its agent run through `toolhost acp`, for `adapters.acp`:
+---
+---    adapters = { acp = { toolhost_opencode = function()
+---      return require("toolhost.integrations.codecompanion").acp("opencode")
+---    end } }
+---
+---`opts.adapter` is laid over the adapter (as codecompanion's `extend` does).
+---@param name string
+---@param opts? toolhost.integrations.AcpOptions|{ adapter?: table }
+---@return table
+function M.acp(name, opts)
+  opts = opts or {}
+  local ok, base = pcall(require, "codecompanion.adapters.acp." .. name)
+  if not ok or type(base) ~= "table" or type(base.commands) ~= "table" then
+    error(("toolhost: codecompanion has no ACP adapter named %q"):format(name), 0)
+  end
+  local adapter = vim.deepcopy(base)
+  for key, command in pairs(base.commands) do
+    adapter.commands[key] = require("toolhost.integrations.acp").wrap(command, opts)
+  end
+  adapter.formatted_name = (base.formatted_name or name) .. " (toolhost)"
+  return require("codecompanion.adapters").extend(adapter, opts.adapter or {})
+end
+
 -- codecompanion's extension interface: `setup(opts)` and `exports`.
 M.exports = {
   refresh = function()

@@ -1,0 +1,1 @@
+"""``toolhost setup AGENT``: toolhost in an agent's own config, its own tools off."""
