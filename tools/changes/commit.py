@@ -551,12 +551,14 @@ async def commit_file(
     bom: bool = False,
 ) -> Committed:
     """One file's whole new text, as ``edit``, ``write`` and ``multiedit`` change it:
-    asked as ``Edit <path>``, with the path in the ask's metadata. ``bom``: a new file
-    is written with a UTF-8 BOM (its content started with one)."""
+    asked as ``Edit <path>`` (a new file: ``Create <path> (new file)``), with the path in
+    the ask's metadata. ``bom``: a new file is written with a UTF-8 BOM (its content
+    started with one)."""
+    rel = relative(path, ctx.worktree)
     return await commit(
         ctx,
         single_file(new_text(path, before, after, bom=bom), unsaved),
-        title=f"Edit {relative(path, ctx.worktree)}",
+        title=f"Edit {rel}" if before is not None else f"Create {rel} (new file)",
         ask_metadata={"filepath": str(path)},
         other_files=other_files,
     )
