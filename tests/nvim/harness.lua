@@ -203,7 +203,8 @@ end
 ---Answers the review shown first as a person does: `:Toolhost review` moves into the
 ---review window, where `keys` are typed (e.g. "ga" accept, "gr" reject, "gs" save
 ---yours too), with the typeahead run to its end. Returns the window's text as the
----person saw it before typing, and puts the focus back where it was.
+---person saw it before typing (wrapped header lines joined again), and puts the focus
+---back where it was.
 ---@param keys string
 ---@return string shown
 function T.review_keys(keys)
@@ -211,8 +212,9 @@ function T.review_keys(keys)
   vim.cmd("Toolhost review")
   local win = T.ok(require("toolhost.review").window(), "the review window is open")
   T.eq(vim.api.nvim_get_current_win(), win, ":Toolhost review moved into the review window")
-  local shown =
-    table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+  local shown = table
+    .concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+    :gsub("\n#   ", " ")
   vim.api.nvim_feedkeys(vim.keycode(keys), "x", false)
   if vim.api.nvim_win_is_valid(before) then
     vim.api.nvim_set_current_win(before)

@@ -181,7 +181,7 @@ T.test("an edit overlapping unsaved lines offers editor only, save yours too, or
   T.eq(pending.unsaved, { { file = "overlap.txt", overlaps = true, lines = { { 2, 2 } } } })
   T.contains(pending.title, "overlaps your unsaved changes")
   api.review({ focus = false })
-  local text = window_text()
+  local text = window_text():gsub("\n#   ", " ")
   T.contains(text, "overlaps your unsaved lines")
   T.contains(text, "gu editor only, gs save yours too")
   api.answer(pending.id, { reply = "once", unsaved = "editor" })

@@ -93,6 +93,35 @@ local function edited_documents(edit)
   return docs
 end
 
+---While the user is in insert mode in a buffer the edit changes, the edit waits until
+---they leave it: landing mid-insert would cut their typing into two undo steps (Neovim
+---closes the undo block around a change made from outside). If they typed meanwhile,
+---the version check below refuses the edit and the sidecar makes it again on the new
+---text (server/editor_writes.py).
+---@param edit table lsp.WorkspaceEdit
+function M.wait_for_insert(edit)
+  local function typing()
+    local mode = vim.api.nvim_get_mode().mode
+    if not (mode:sub(1, 1) == "i" or mode:sub(1, 1) == "R") then
+      return nil
+    end
+    local current = vim.api.nvim_get_current_buf()
+    for _, doc in ipairs(edited_documents(edit)) do
+      if doc.buf == current then
+        return doc
+      end
+    end
+  end
+  local doc = typing()
+  if not doc then
+    return
+  end
+  log.info("an edit of %s waits until you leave insert mode", doc.fname)
+  util.await(function(done)
+    vim.api.nvim_create_autocmd({ "InsertLeave", "BufLeave" }, { once = true, callback = done })
+  end)
+end
+
 ---workspace/applyEdit: Neovim's own handler (the client's offset encoding, one undo
 ---step, cursor and marks kept), after two checks it does not make: a versioned edit
 ---for a buffer that changed since is refused (Neovim would only print a message and
@@ -107,6 +136,7 @@ function M.apply_edit(err, params, ctx)
       failureReason = "workspace/applyEdit needs params.edit (a WorkspaceEdit)",
     }
   end
+  M.wait_for_insert(edit)
   for _, doc in ipairs(edited_documents(edit)) do
     if doc.buf then
       local current = vim.lsp.util.buf_versions[doc.buf]
