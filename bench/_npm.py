@@ -59,3 +59,13 @@ def opencode() -> Path:
     if not binary.exists():
         raise Unavailable(f"opencode-ai installed, but {binary} is missing")
     return binary
+
+
+def filesystem_server() -> Path:
+    """The MCP reference filesystem server's command (npm; Node.js)."""
+    folder = ensure(
+        "mcp-filesystem",
+        "@modelcontextprotocol/server-filesystem@2026.8.31",
+        marker="node_modules/@modelcontextprotocol/server-filesystem/package.json",
+    )
+    return folder / "node_modules" / ".bin" / "mcp-server-filesystem"

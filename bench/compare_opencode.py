@@ -93,6 +93,20 @@ CASES = [
         "read a page", "read", {"filePath": "n.txt", "offset": 2, "limit": 2}, files={"n.txt": BIG}
     ),
     Case("read past the end", "read", {"filePath": "a.txt", "offset": 9}, files={"a.txt": "x\n"}),
+    Case(
+        "read offset as a numeric string",
+        "read",
+        {"filePath": "n.txt", "offset": "2", "limit": 2},
+        files={"n.txt": BIG},
+        expect="differs: numbers written as strings are read as numbers",
+    ),
+    Case(
+        "read limit 0",
+        "read",
+        {"filePath": "a.txt", "limit": 0},
+        files={"a.txt": "x\n"},
+        expect="differs: read refuses limit 0",
+    ),
     Case("read a long line", "read", {"filePath": "l.txt"}, files={"l.txt": "x" * 2500 + "\n"}),
     Case(
         "read a missing file near others",
@@ -191,6 +205,13 @@ CASES = [
         expect="differs: glob lists hidden files",
     ),
     Case("glob with no match", "glob", {"pattern": "*.zzz"}, files={"a.txt": ""}),
+    Case(
+        'glob with path "undefined"',
+        "glob",
+        {"pattern": "*.md", "path": "undefined"},
+        files={"a.md": ""},
+        expect='differs: glob\'s path "undefined" is taken as omitted',
+    ),
     Case("grep with no match", "grep", {"pattern": "needle"}, files={"a.txt": "hay\n"}),
     Case(
         "grep matches",
@@ -247,6 +268,24 @@ CASES = [
         expect="differs: block line breaks in text webfetch",
     ),
     Case("webfetch html", "webfetch", {"url": "{server}/page", "format": "html"}),
+    Case(
+        "apply_patch adds over an existing file",
+        "apply_patch",
+        {"patchText": "*** Begin Patch\n*** Add File: a.txt\n+new\n*** End Patch"},
+        # A GPT model, so that 1.18.33's registry offers apply_patch to the build agent.
+        files={"a.txt": "old\n", "opencode.json": '{"model": "openai/gpt-5"}'},
+        compare=lambda r, _: [
+            [f["type"], f["additions"], f["deletions"]] for f in r["metadata"].get("files", [])
+        ],
+        expect="differs: apply_patch's Add File over an existing file shows what it replaces",
+    ),
+    Case(
+        "skill customize-opencode",
+        "skill",
+        {"name": "customize-opencode"},
+        compare=lambda r, _: bool(r.get("isError")),
+        expect="differs: no built-in customize-opencode skill",
+    ),
     Case("webfetch a bad scheme", "webfetch", {"url": "ftp://example.com"}),
     Case(
         "todowrite",

@@ -41,10 +41,13 @@ class McpClient:
         self._id = 0
 
     @classmethod
-    async def spawn(cls, argv: list[str], cwd: Path) -> McpClient:
+    async def spawn(
+        cls, argv: list[str], cwd: Path, env: dict[str, str] | None = None
+    ) -> McpClient:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
+            env=env,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
@@ -86,12 +89,7 @@ class McpClient:
 async def run(quick: bool) -> list[Row]:
     calls = 200 if quick else 1000
     warmup = 50 if quick else 100
-    package = _npm.ensure(
-        "mcp-filesystem",
-        "@modelcontextprotocol/server-filesystem@2026.8.31",
-        marker="node_modules/@modelcontextprotocol/server-filesystem/package.json",
-    )
-    entry = package / "node_modules" / ".bin" / "mcp-server-filesystem"
+    entry = _npm.filesystem_server()
     with tempfile.TemporaryDirectory(prefix="bench-read-peers-") as tmp:
         scratch = Path(tmp).resolve()
         root = scratch / "project"

@@ -31,6 +31,7 @@ BENCHMARKS = (
     "read_peers",
     "edit_big",
     "sandbox_cost",
+    "mcp_door",
 )
 
 

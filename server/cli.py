@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     from server.mcp.main import add_arguments
 
     add_arguments(commands.add_parser("mcp", help="serve the tools to an MCP host over stdio"))
+    from server.acp.main import add_arguments as acp_arguments
+
+    acp_arguments(commands.add_parser("acp", help="run an ACP agent with toolhost in between"))
     return parser
 
 
@@ -136,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         from server.mcp.main import main as mcp_main
 
         return mcp_main(args)
+    if args.command == "acp":
+        from server.acp.main import main as acp_main
+
+        return acp_main(args)
     if args.command == "trust":
         return trust_folder(args)
     if args.command == "doctor":

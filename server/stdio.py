@@ -111,7 +111,22 @@ def _strict_length(block: bytes, names: frozenset[bytes]) -> tuple[int | None, s
     return (None, problem) if problem is not None else content_length(fields)
 
 
-class FrameReader(asyncio.Protocol):
+class StreamEnd(asyncio.Protocol):
+    """An incoming stream whose end is awaitable: ``closed`` resolves when it ends."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class FrameReader(StreamEnd):
     """Cuts the incoming byte stream into bodies as data arrives.
 
     Parsing inside ``data_received`` (rather than in a reader task) saves an event
@@ -119,11 +134,10 @@ class FrameReader(asyncio.Protocol):
     """
 
     def __init__(self, sink: Receiver) -> None:
+        super().__init__()
         self.sink = sink
-        self.buffer = bytearray()
         self.length: int | None = None  # the body length, once its header is read
         self.resyncing = False  # after a reported fault, skipped bytes are not re-reported
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -139,13 +153,6 @@ class FrameReader(asyncio.Protocol):
         self.buffer.clear()
         self._close()
         return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._close()
-
-    def _close(self) -> None:
-        if not self.closed.done():
-            self.closed.set_result(None)
 
     def header(self, block: bytes) -> tuple[int | None, str | None, bool]:
         """Parse one header block (a subclass may accept more, or less)."""
@@ -252,21 +259,32 @@ async def open_stdio(
     stdin: BinaryIO, stdout: BinaryIO, endpoint: Endpoint
 ) -> tuple[FrameReader, PipeWriter | BlockingWriter]:
     """Connect ``endpoint`` to the pipes: its writer first, so no answer finds none."""
-    loop = asyncio.get_running_loop()
-    writer: PipeWriter | BlockingWriter = BlockingWriter(stdout)
-    if sys.platform != "win32":  # the proactor loop cannot wrap anonymous pipes
-        try:
-            transport, _ = await loop.connect_write_pipe(asyncio.Protocol, stdout)
-            writer = PipeWriter(transport)
-        except ValueError:  # a regular file, which asyncio cannot wrap in a pipe transport
-            pass
+    writer = await open_writer(stdout)
     endpoint.set_writer(writer)
     reader = FrameReader(endpoint)
+    await read_into(stdin, reader)
+    return reader, writer
+
+
+async def open_writer(stdout: BinaryIO) -> PipeWriter | BlockingWriter:
+    """Non-blocking writes to ``stdout`` where asyncio can wrap it, blocking ones otherwise."""
+    if sys.platform != "win32":  # the proactor loop cannot wrap anonymous pipes
+        try:
+            transport, _ = await asyncio.get_running_loop().connect_write_pipe(
+                asyncio.Protocol, stdout
+            )
+            return PipeWriter(transport)
+        except ValueError:  # a regular file, which asyncio cannot wrap in a pipe transport
+            pass
+    return BlockingWriter(stdout)
+
+
+async def read_into(stdin: BinaryIO, reader: asyncio.Protocol) -> None:
+    """Feed ``stdin`` to ``reader`` as it arrives (``data_received``, then ``eof_received``)."""
     if _pollable(stdin):
-        await loop.connect_read_pipe(lambda: reader, stdin)
+        await asyncio.get_running_loop().connect_read_pipe(lambda: reader, stdin)
     else:  # a file or /dev/null, which epoll refuses: read it in a worker thread
         asyncio.create_task(_pump(stdin, reader))  # noqa: RUF006 - ends at end of input
-    return reader, writer
 
 
 def _pollable(stream: BinaryIO) -> bool:
@@ -276,7 +294,7 @@ def _pollable(stream: BinaryIO) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(stream.fileno())
 
 
-async def _pump(stream: BinaryIO, reader: FrameReader) -> None:
+async def _pump(stream: BinaryIO, reader: asyncio.Protocol) -> None:
     loop = asyncio.get_running_loop()
     read = getattr(stream, "read1", stream.read)
     while chunk := await loop.run_in_executor(None, read, CHUNK_BYTES):

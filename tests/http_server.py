@@ -22,6 +22,9 @@ CHUNK = 64 * 1024
 class Seen:
     path: str
     headers: dict[str, str]  # lower-cased names
+    method: str = "GET"
+    query: str = ""
+    body: bytes = b""
 
 
 @dataclass
@@ -42,9 +45,17 @@ class Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:
+        self._serve(b"")
+
+    def do_POST(self) -> None:
+        self._serve(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+    def _serve(self, body: bytes) -> None:
         local = self.server.owner
-        path = urlsplit(self.path).path
-        local.seen.append(Seen(path, {k.lower(): v for k, v in self.headers.items()}))
+        parts = urlsplit(self.path)
+        path = parts.path
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        local.seen.append(Seen(path, headers, self.command, parts.query, body))
         route = local.routes.get(path)
         self.close_connection = True
         try:

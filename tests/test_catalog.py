@@ -49,17 +49,26 @@ def test_listing_and_running_read_imports_no_other_tool() -> None:
         "wire = [t.to_wire() for t in host.registry.tools if t.id != 'skill']\n"
         "result = asyncio.run(host.execute('read', {'filePath': str(root / 'a.txt')}))\n"
         "assert not result.is_error, result.output\n"
-        "loaded = sorted(m.split('.')[-1] for m in sys.modules if m.startswith('tools.builtin.'))\n"
-        "print(' '.join(loaded))\n"
+        "def loaded():\n"
+        "    found = [m for m in sys.modules if m.startswith('tools.builtin.')]\n"
+        "    return sorted(m.split('.')[-1] for m in found)\n"
+        "print(' '.join(loaded()))\n"
         "print(' '.join(m for m in HEAVY if m in sys.modules))\n"
+        "offered = host.offered()  # as tools/list builds it: the conditional tools decide\n"
+        "print(' '.join(loaded()))\n"
+        "print(' '.join(m for m in HEAVY[:-2] + HEAVY[-1:] if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
     )
-    builtins, heavy = [*done.stdout.splitlines(), "", ""][:2]
+    builtins, heavy, listed, heavy_listed = [*done.stdout.splitlines(), "", "", "", ""][:4]
     # Not even the invalid tool, until a call needs it (``lazy`` is the catalogue itself).
     assert builtins.split() == ["lazy", "read"]
     assert heavy == ""
+    # tools/list asks the conditional tools (task, websearch) whether they are offered, and
+    # skill describes itself; none of them brings the HTTP stack, YAML or pydantic along.
+    assert listed.split() == ["lazy", "read", "skill", "task", "websearch"]
+    assert heavy_listed == ""
 
 
 def test_no_built_in_tool_module_imports_pydantic() -> None:

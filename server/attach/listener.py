@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,7 @@ from server.documents import uri_to_path
 from server.lockkeeper import LockKeeper
 
 if TYPE_CHECKING:
+    from server.options import InitOptions
     from server.sidecar import ToolhostServer
 
 log = logging.getLogger("toolhost.attach")
@@ -120,11 +123,14 @@ class AttachedClient:
                 "shutdown": self.shutdown,
                 "tools/list": self.tools_list,
                 "tools/execute": self.tools_execute,
+                "mcp/adopt": self.adopt,
+                "files/read": self.files_read,
             },
             {"exit": lambda _: self.peer.close()},
         )
         self.peer.gate = self._gate
         self.peer.protocol()
+        self.adopted: set[asyncio.Task[None]] = set()  # MCP clients served here (adopt)
 
     def _gate(self, method: str, params: Any) -> str | None:
         """The first message must be initialize with the token; then the gate opens."""
@@ -179,7 +185,27 @@ class AttachedClient:
         )
         return {"tools": tools}
 
-    async def tools_execute(self, params: Any) -> dict[str, Any]:
+    async def adopt(self, params: Any) -> dict[str, Any]:
+        from server.attach.adopt import adopt
+
+        return await adopt(self, params)
+
+    @property
+    def editor(self) -> str:
+        return self.listener.editor
+
+    def watch_tools(self, changed: Callable[[], None]) -> Callable[[], None]:
+        listeners = self.server.state.listeners
+        listeners.append(changed)
+        return lambda: listeners.remove(changed)
+
+    def ended(self) -> None:
+        self.peer.notify("mcp/ended", {})
+
+    async def tools_execute(
+        self, params: Any, progress: Callable[[dict[str, Any]], None] | None = None
+    ) -> dict[str, Any]:
+        """A call of this client; its progress to ``progress`` (default: the socket)."""
         from server import calls
         from server.params import parse_execute
 
@@ -193,7 +219,7 @@ class AttachedClient:
             state.host,
             parsed.tool,
             parsed.args,
-            editor=self._bridge(parsed.message_id or ""),
+            editor=self._bridge(parsed.message_id or "", progress),
             session_id=parsed.session_id or self.session_id,
             call_id=parsed.call_id,
             message_id=parsed.message_id or "",
@@ -201,19 +227,47 @@ class AttachedClient:
             model=parsed.model or state.options.model,
         )
 
-    def _bridge(self, message_id: str) -> Any:
+    async def files_read(self, params: Any) -> dict[str, Any]:
+        """``{path}`` -> ``{text}``: the editor's unsaved buffer of ``path``, or null when the
+        editor holds none (the caller reads the disk). For ``toolhost acp``'s
+        ``fs/read_text_file``."""
+        path = params.get("path") if isinstance(params, dict) else None
+        if not isinstance(path, str) or not os.path.isabs(path):
+            raise RpcError(INVALID_PARAMS, "files/read needs an absolute path")
+        await self.server.state.ready()
+        return {"text": self._bridge("").unsaved_text(path)}
+
+    def _bridge(
+        self, message_id: str, progress: Callable[[dict[str, Any]], None] | None = None
+    ) -> Any:
         """The editor connection's bridge, with this caller's progress sent to it."""
-        from server.bridge import LspEditorBridge
+        report = progress or (lambda update: self.peer.notify("tools/update", update))
+        return socket_call_bridge()(report, self.server, self.server.state.options, message_id)
 
-        peer = self.peer
 
-        class SocketCallBridge(LspEditorBridge):
-            def notify_update(self, update: dict[str, Any]) -> None:
-                if self.message_id:
-                    update = {"messageID": self.message_id, **update}
-                peer.notify("tools/update", update)
+@functools.cache
+def socket_call_bridge() -> Any:
+    """The bridge class of a call over the socket, made once (the bridge module loads the
+    tool framework, which a sidecar that is never attached to need not import)."""
+    from server.bridge import LspEditorBridge
 
-        return SocketCallBridge(self.server, self.server.state.options, None, message_id)
+    class SocketCallBridge(LspEditorBridge):
+        def __init__(
+            self,
+            report: Callable[[dict[str, Any]], None],
+            server: ToolhostServer,
+            options: InitOptions,
+            message_id: str,
+        ) -> None:
+            super().__init__(server, options, None, message_id)
+            self.report = report
+
+        def notify_update(self, update: dict[str, Any]) -> None:
+            if self.message_id:
+                update = {"messageID": self.message_id, **update}
+            self.report(update)
+
+    return SocketCallBridge
 
 
 @contextlib.contextmanager

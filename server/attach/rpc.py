@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+
+import orjson
 
 from server.stdio import FrameReader
 
@@ -44,7 +45,7 @@ class RpcError(Exception):
 
 
 def frame(message: Mapping[str, Any]) -> bytes:
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    body = orjson.dumps(message)
     return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
 
 
@@ -131,8 +132,8 @@ class Peer:
 
     def receive(self, body: bytes) -> None:
         try:
-            message = json.loads(body)
-        except ValueError as error:
+            message = orjson.loads(body)
+        except orjson.JSONDecodeError as error:
             self._error(None, PARSE_ERROR, f"Parse error: the body is not JSON ({error})")
             return
         if not isinstance(message, dict):

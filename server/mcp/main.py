@@ -63,21 +63,17 @@ async def serve(args: argparse.Namespace, directory: Path) -> None:
     import logging
     import uuid
 
-    from mcp.server.stdio import stdio_server
-
-    from server.mcp.server import ToolhostMcp
+    from server.mcp.stdio import serve_stdio
 
     log = logging.getLogger("toolhost.mcp")
     session_id = f"ses_mcp{uuid.uuid4().hex[:20]}"
     backend = await choose_backend(args, directory, session_id)
     log.info("serving %s", backend.describe)
-    mcp = ToolhostMcp(backend)
-    await backend.start()
+    await backend.start()  # loading starts now, while the client sends its handshake
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            await mcp.server.run(read_stream, write_stream, mcp.initialization_options())
+        await serve_stdio(backend)
     finally:
-        await mcp.backend.close()
+        await backend.close()
 
 
 async def choose_backend(args: argparse.Namespace, directory: Path, session_id: str) -> Any:

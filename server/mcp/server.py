@@ -1,10 +1,11 @@
-"""The MCP server itself: the official SDK's low-level ``Server`` over a Backend.
+"""The SDK's door: the official MCP SDK's low-level ``Server`` over a Backend.
 
-The SDK owns the protocol: the ``initialize`` handshake (2024-11-05 through
-2025-11-25 negotiated), the 2026-07-28 per-request envelope (stateless: no
-handshake, change notifications through ``subscriptions/listen``), cancellation
-(``notifications/cancelled`` cancels the handler, which cancels the tool), and
-progress tokens.  This module only translates.
+It serves a connection that does not open with a handshake-era ``initialize`` (the
+2026-07-28 revision: no handshake, a per-request envelope, change notifications through
+``subscriptions/listen``), and every connection with ``TOOLHOST_MCP_ENGINE=sdk``. The SDK
+owns the protocol there: negotiation, cancellation (``notifications/cancelled`` cancels
+the handler, which cancels the tool) and progress tokens. Handshake-era clients are served
+by ``server.mcp.lean``, which answers as this door does. This module only translates.
 """
 
 from __future__ import annotations
@@ -22,33 +23,9 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from server import __version__
 from server.mcp.backend import Backend, CallHooks
 from server.mcp.catalogue import error_result, mcp_result, mcp_tool
+from server.mcp.prompts import ASK_SCHEMA, INSTRUCTIONS, ask_message, progress_message, reply_of
 
 log = logging.getLogger("toolhost.mcp")
-
-INSTRUCTIONS = (
-    "toolhost: OpenCode's coding tools (read, edit, write, bash, grep, ...) for this project. "
-    "Paths are absolute or relative to the project folder. When toolhost is attached to the "
-    "user's editor, reads see the editor's unsaved buffers and edits go through its review."
-)
-DIFF_CHARS = 4000
-DECISIONS = {"once": "Allow once", "always": "Always allow", "reject": "Reject"}
-ASK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "decision": {
-            "type": "string",
-            "title": "Decision",
-            "oneOf": [{"const": value, "title": title} for value, title in DECISIONS.items()],
-            "default": "once",
-        },
-        "message": {
-            "type": "string",
-            "title": "Message to the agent",
-            "description": "Optional: why not, or what to do instead.",
-        },
-    },
-    "required": ["decision"],
-}
 
 
 class ToolhostMcp:
@@ -139,32 +116,9 @@ def elicit_hook(ctx: ServerRequestContext[Any]) -> Any:
         except Exception as error:  # the client refused the request
             log.warning("elicitation for %s failed: %s", ask.get("tool"), error)
             return None
-        content = answer.content or {}
-        decision = content.get("decision") if answer.action == "accept" else "reject"
-        if decision not in DECISIONS:
-            decision = "reject"
-        message = content.get("message") if answer.action == "accept" else None
-        if answer.action != "accept":
-            message = "The user dismissed the permission prompt."
-        return {"reply": decision, "message": message if isinstance(message, str) else None}
+        return reply_of(answer.action, answer.content)
 
     return elicit
-
-
-def ask_message(ask: dict[str, Any]) -> str:
-    """A permission ask as the text of a prompt: what, on what, and the diff of an edit."""
-    patterns = ", ".join(str(p) for p in ask.get("patterns") or [])
-    text = (
-        f"{ask.get('title') or ask.get('tool')}\n"
-        f"{ask.get('tool')} asks for the `{ask.get('permission')}` permission on: {patterns}"
-    )
-    metadata = ask.get("metadata") or {}
-    detail = metadata.get("diff") or metadata.get("command")
-    if isinstance(detail, str) and detail:
-        if len(detail) > DIFF_CHARS:
-            detail = detail[:DIFF_CHARS] + f"\n... ({len(detail) - DIFF_CHARS} more characters)"
-        text += f"\n\n{detail}"
-    return text
 
 
 class ProgressPump:
@@ -201,13 +155,3 @@ class ProgressPump:
             raise
         except Exception as error:
             log.debug("progress ended: %s", error)
-
-
-def progress_message(update: dict[str, Any]) -> str:
-    """One line for a progress bar: the title, or the last line a command printed."""
-    metadata = update.get("metadata") or {}
-    output = metadata.get("output") if isinstance(metadata, dict) else None
-    if isinstance(output, str) and output.strip():
-        return output.strip().splitlines()[-1][:200]
-    title = update.get("title")
-    return str(title)[:200] if title else "working"

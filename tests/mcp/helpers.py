@@ -32,11 +32,15 @@ def server_params(root: Path, *args: str, env: dict[str, str] | None = None) -> 
 
 @contextlib.asynccontextmanager
 async def mcp_client(
-    root: Path, *args: str, initialize: bool = True, **session: Any
+    root: Path,
+    *args: str,
+    initialize: bool = True,
+    env: dict[str, str] | None = None,
+    **session: Any,
 ) -> AsyncIterator[ClientSession]:
     """A ``toolhost mcp`` in ``root`` and an SDK ``ClientSession`` on it (initialized)."""
     async with (
-        stdio_client(server_params(root, *args)) as (read, write),
+        stdio_client(server_params(root, *args, env=env)) as (read, write),
         ClientSession(read, write, **session) as client,
     ):
         if initialize:

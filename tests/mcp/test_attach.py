@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pytest
 
 from server.attach.rpc import frame
 from server.lockfile import LockInfo, discover
@@ -63,8 +64,13 @@ def editor_session(root: Path) -> Any:
     )
 
 
+# "1": the sidecar serves the client on the pipes toolhost mcp hands it; "0": forwarded.
+HANDOVER = pytest.mark.parametrize("handover", ["1", "0"], ids=["handed-over", "forwarded"])
+
+
+@HANDOVER
 async def test_mcp_reads_the_unsaved_buffer_and_edits_through_the_editors_review(
-    worktree: Path,
+    worktree: Path, handover: str
 ) -> None:
     source = worktree / "notes.txt"
     source.write_text("saved on disk\n")
@@ -74,7 +80,7 @@ async def test_mcp_reads_the_unsaved_buffer_and_edits_through_the_editors_review
         assert oct(os.stat(lock.socket).st_mode & 0o777) == "0o600"  # type: ignore[arg-type]
         assert lock.path is not None and oct(os.stat(lock.path).st_mode & 0o777) == "0o600"
         await editor.open(source, "typed in the editor, not saved\n")
-        async with mcp_client(worktree) as client:
+        async with mcp_client(worktree, env={"TOOLHOST_MCP_HANDOVER": handover}) as client:
             read = await client.call_tool("read", {"filePath": str(source)})
             assert "1: typed in the editor, not saved" in text_of(read)
             assert read.meta is not None
@@ -147,8 +153,9 @@ async def test_list_editors_shows_which_sidecar_a_folder_attaches_to(worktree: P
         assert "would serve it alone" in elsewhere.stdout
 
 
+@HANDOVER
 async def test_when_the_editor_closes_mcp_serves_alone_and_says_the_list_changed(
-    worktree: Path,
+    worktree: Path, handover: str
 ) -> None:
     source = worktree / "notes.txt"
     source.write_text("saved on disk\n")
@@ -165,7 +172,11 @@ async def test_when_the_editor_closes_mcp_serves_alone_and_says_the_list_changed
             await sidecar_lock(worktree)
             await editor.open(source, "unsaved\n")
             client = await stack.enter_async_context(
-                mcp_client(worktree, message_handler=on_message)
+                mcp_client(
+                    worktree,
+                    env={"TOOLHOST_MCP_HANDOVER": handover},
+                    message_handler=on_message,
+                )
             )
             read = await client.call_tool("read", {"filePath": "notes.txt"})
             assert "1: unsaved" in text_of(read)

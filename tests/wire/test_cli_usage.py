@@ -23,7 +23,7 @@ def test_no_command_is_bad_usage(root: Path) -> None:
     done = run_toolhost(cwd=root)
     assert done.returncode == 2
     assert "usage: toolhost" in done.stderr
-    assert "{serve,list,run,trust,doctor,mcp}" in done.stderr
+    assert "{serve,list,run,trust,doctor,mcp,acp}" in done.stderr
 
 
 def test_an_unknown_command_is_bad_usage(root: Path) -> None:

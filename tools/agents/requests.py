@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tools.agents.children import Child
-
 if TYPE_CHECKING:
+    from tools.agents.children import Child
     from tools.context import ToolContext
 
 

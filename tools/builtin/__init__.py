@@ -2,7 +2,7 @@
 
 ``BUILTIN_ORDER`` is the one list of them, in the order the catalogue shows them:
 OpenCode's registry order (1.18.33 puts question first and task after write), with
-toolhost's extra built-ins (list, multiedit, lsp) in the places OpenCode's older
+toolhost's extra built-ins (list, multiedit, todoread, lsp) in the places OpenCode's older
 releases had them.
 """
 
@@ -20,6 +20,7 @@ BUILTIN_ORDER = (
     "webfetch",
     "todowrite",
     "todoread",
+    "websearch",
     "skill",
     "apply_patch",
     "lsp",

@@ -37,9 +37,7 @@ from tools.permission.rules import Rule, Ruleset, expand_home
 
 # Built-in ids a registry entry may name: ours, plus OpenCode's that we may not ship
 # (naming them is harmless; naming a typo is an error).
-KNOWN_BUILTINS = frozenset(
-    (*BUILTIN_ORDER, "task", "patch", "websearch", "codesearch", "question", "batch", "invalid")
-)
+KNOWN_BUILTINS = frozenset((*BUILTIN_ORDER, "patch", "codesearch", "batch", "invalid"))
 
 _MAX_NODES = 100_000  # alias bombs expand to far more
 

@@ -1,0 +1,1 @@
+"""``toolhost acp``: the ACP proxy that puts toolhost between an editor and an ACP agent."""

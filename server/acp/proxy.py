@@ -1,0 +1,378 @@
+"""``toolhost acp``: an ACP agent that runs another ACP agent and stands between it
+and the editor's ACP client.
+
+Every message is relayed unchanged except:
+
+- ``initialize``: the agent is told the client can read and write files and run
+  terminals (the proxy answers those itself, ``server.acp.client_methods``);
+- ``session/new`` / ``session/load``: toolhost's MCP server joins ``mcpServers`` (the
+  client's own entries kept, one of its own named ``toolhost`` replaced), and the
+  agent's own tools are turned off where it reads that from the session
+  (``server.acp.agents``);
+- ``session/prompt``: a turn (``server.acp.turns``);
+- the agent's ``fs/*`` and ``terminal/*`` requests, answered here;
+- standalone, the proxy's sidecar's reviews, sent to the client as
+  ``session/request_permission`` (``server.acp.reviews``).
+
+An agent that exits fails every request still waiting for it, with its status and
+the end of its stderr, and then the proxy exits; one that does not answer
+``initialize``, ``session/new`` or ``session/load`` in time has that request failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from server.acp import reviews, turns
+from server.acp.agents import Agent
+from server.acp.client_methods import METHODS, ClientMethods
+from server.acp.relay import SessionLink
+from server.acp.upstream import OwnSidecar
+from server.acp.wire import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    LINE_LIMIT,
+    AcpError,
+    LinePeer,
+    Message,
+    is_notification,
+    is_request,
+    stdio_streams,
+)
+from server.lockfile import LockInfo
+
+log = logging.getLogger("toolhost.acp")
+
+SESSION_METHODS = ("session/new", "session/load", "session/resume", "session/fork")
+TIMED_METHODS = ("initialize", "session/new", "session/load")
+STDERR_TAIL = 4000
+
+
+class Proxy:
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        review: bool,
+        attach: bool,
+        start_timeout: float,
+        model: str | None = None,
+    ) -> None:
+        self.agent = agent
+        self.model = model
+        self.review = review
+        self.attach = attach
+        self.start_timeout = start_timeout
+        self.client: LinePeer | None = None
+        self.child: LinePeer | None = None
+        self.process: asyncio.subprocess.Process | None = None
+        self.stderr_tail = b""
+        self.pending: dict[Any, str] = {}  # client request id -> method, until answered
+        self.links: dict[str, SessionLink] = {}  # ACP session id -> its link
+        self.by_toolhost: dict[str, SessionLink] = {}  # toolhost session id -> link
+        self.awaiting: dict[Any, SessionLink] = {}  # a session request's id -> its link
+        self.prompts: dict[Any, tuple[SessionLink, asyncio.Task[str | None]]] = {}
+        self.sidecars: dict[Path, asyncio.Task[OwnSidecar]] = {}
+        self.methods = ClientMethods()
+        self.queue: asyncio.Queue[Message] = asyncio.Queue()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.landed_ids = itertools.count(1)
+
+    # -- running -----------------------------------------------------------------
+
+    async def run(self) -> int:
+        reader, writer = await stdio_streams()
+        self.client = LinePeer("ACP client", reader, writer, self.queue.put_nowait)
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.agent.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, **self.agent.env},
+                limit=LINE_LIMIT,
+            )
+        except OSError as error:
+            print(f"toolhost acp: cannot start {self.agent.argv[0]}: {error}", file=sys.stderr)
+            return 127
+        assert self.process.stdout and self.process.stdin
+        self.child = LinePeer("agent", self.process.stdout, self.process.stdin, self._from_child)
+        relay = asyncio.create_task(self._client_loop())
+        child_done = asyncio.create_task(self._child_lifetime())
+        client_done = asyncio.create_task(self.client.run())
+        stderr = asyncio.create_task(self._copy_stderr())
+        finished, _ = await asyncio.wait(
+            {child_done, client_done}, return_when=asyncio.FIRST_COMPLETED
+        )
+        status = 0
+        if child_done in finished:
+            status = 1 if self.pending else 0
+        relay.cancel()
+        await self._shutdown()
+        for task in (child_done, client_done, stderr):
+            task.cancel()
+        return status
+
+    async def _child_lifetime(self) -> None:
+        assert self.child is not None and self.process is not None
+        await self.child.run()
+        code = await self.process.wait()
+        tail = self.stderr_tail.decode(errors="replace").strip()
+        words = f"The agent ({' '.join(self.agent.argv)}) exited with status {code}"
+        message = f"{words}: {tail[-1500:]}" if tail else f"{words}."
+        for msg_id, method in list(self.pending.items()):
+            self._fail_client(msg_id, AcpError(INTERNAL_ERROR, f"{message} ({method} unanswered)"))
+        if self.pending or code:
+            print(f"toolhost acp: {message}", file=sys.stderr)
+
+    async def _copy_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        while chunk := await self.process.stderr.read(65536):
+            self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_TAIL:]
+            with contextlib.suppress(OSError):
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.buffer.flush()
+
+    async def _shutdown(self) -> None:
+        self.methods.close()
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(OSError, RuntimeError):
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+            try:
+                await asyncio.wait_for(self.process.wait(), 3)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.terminate()
+                try:
+                    await asyncio.wait_for(self.process.wait(), 3)
+                except TimeoutError:
+                    self.process.kill()
+        for link in self.by_toolhost.values():
+            await link.close()
+        for started in self.sidecars.values():
+            if started.done() and not started.exception():
+                await started.result().close()
+        for path in self.agent.cleanup:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    # -- the client's messages, in order -------------------------------------------
+
+    async def _client_loop(self) -> None:
+        while True:
+            message = await self.queue.get()
+            try:
+                await self._from_client(message)
+            except Exception:
+                log.exception("relaying %s failed", message.get("method"))
+                if is_request(message):
+                    self._fail_client(
+                        message["id"], AcpError(INTERNAL_ERROR, "toolhost acp failed")
+                    )
+
+    async def _from_client(self, message: Message) -> None:
+        assert self.child is not None
+        changed = is_request(message) and message["method"] in ("initialize", *SESSION_METHODS)
+        if is_request(message):
+            method = message["method"]
+            params = message.get("params")
+            if isinstance(params, dict):
+                if method == "initialize":
+                    _advertise_client_methods(params)
+                elif method in SESSION_METHODS:
+                    await self._session_opening(message["id"], method, params)
+                elif method == "session/prompt":
+                    self._prompt_starting(message["id"], params)
+            self.pending[message["id"]] = method
+            if method in TIMED_METHODS:
+                self._spawn(self._deadline(message["id"], method))
+        self.child.send(message, relayed=not changed)
+
+    async def _session_opening(self, msg_id: Any, method: str, params: dict[str, Any]) -> None:
+        cwd = params.get("cwd")
+        folder = Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else Path.cwd()
+        link = await self._link(folder)
+        servers = params.get("mcpServers")
+        kept = [
+            s for s in servers or [] if not (isinstance(s, dict) and s.get("name") == "toolhost")
+        ]
+        params["mcpServers"] = [*kept, link.mcp_server()]
+        self.agent.session_meta(params)
+        known = params.get("sessionId")
+        if method in ("session/load", "session/resume") and isinstance(known, str):
+            self._bind(link, known)
+        self.awaiting[msg_id] = link
+
+    async def _link(self, folder: Path) -> SessionLink:
+        editor = self._editor_for(folder)
+        if editor is not None:
+            lock = editor
+
+            async def upstream() -> LockInfo:
+                return lock
+
+            link = SessionLink(folder, upstream, lock.editor, model=self.model)
+            link.observe = lambda tool, args, result: self._landed(link, tool, result)
+        else:
+            sidecar = self._sidecar(folder)
+
+            async def upstream() -> LockInfo:
+                started = await asyncio.shield(sidecar)
+                assert started.lock is not None
+                return started.lock
+
+            link = SessionLink(folder, upstream, "toolhost acp", model=self.model)
+        await link.start()
+        self.by_toolhost[link.toolhost_session] = link
+        return link
+
+    def _editor_for(self, folder: Path) -> LockInfo | None:
+        if not self.attach:
+            return None
+        from server.mcp.editors import choose_editor
+
+        return choose_editor(folder)
+
+    def _sidecar(self, folder: Path) -> asyncio.Task[OwnSidecar]:
+        if folder not in self.sidecars:
+
+            async def start() -> OwnSidecar:
+                sidecar = OwnSidecar(folder, self._ask, review=self.review)
+                await sidecar.start()
+                return sidecar
+
+            self.sidecars[folder] = asyncio.get_running_loop().create_task(start())
+        return self.sidecars[folder]
+
+    def _bind(self, link: SessionLink, acp_session: str) -> None:
+        if not link.acp_session.done():
+            link.acp_session.set_result(acp_session)
+        self.links[acp_session] = link
+
+    def _prompt_starting(self, msg_id: Any, params: dict[str, Any]) -> None:
+        link = self.links.get(str(params.get("sessionId")))
+        if link is None:
+            return
+        turn = asyncio.get_running_loop().create_task(
+            turns.begin(link, str(params.get("sessionId")))
+        )
+        self.prompts[msg_id] = (link, turn)
+
+    async def _deadline(self, msg_id: Any, method: str) -> None:
+        await asyncio.sleep(self.start_timeout)
+        if msg_id in self.pending:
+            self._fail_client(
+                msg_id,
+                AcpError(
+                    INTERNAL_ERROR,
+                    f"The agent ({self.agent.argv[0]}) did not answer {method} within "
+                    f"{self.start_timeout:g} s; check that it starts (its log is on stderr).",
+                ),
+            )
+
+    def _fail_client(self, msg_id: Any, error: AcpError) -> None:
+        method = self.pending.pop(msg_id, None)
+        assert self.client is not None
+        self.client.fail(msg_id, error, method)
+
+    # -- the agent's messages ---------------------------------------------------------
+
+    def _from_child(self, message: Message) -> None:
+        assert self.client is not None
+        if is_request(message) and message["method"] in METHODS:
+            self._spawn(self._serve(message))
+            return
+        if not is_request(message) and not is_notification(message):
+            msg_id = message.get("id")
+            if msg_id not in self.pending:
+                return  # a request we already failed ourselves (a deadline)
+            method = self.pending.pop(msg_id)
+            self._answered(msg_id, message)
+            self.client.send(message, method, relayed=True)
+            return
+        self.client.send(message, relayed=True)
+
+    def _answered(self, msg_id: Any, message: Message) -> None:
+        result = message.get("result")
+        link = self.awaiting.pop(msg_id, None)
+        if link is not None and isinstance(result, dict):
+            session = result.get("sessionId")
+            if isinstance(session, str):
+                self._bind(link, session)
+        prompt = self.prompts.pop(msg_id, None)
+        if prompt is not None:
+            stop = result.get("stopReason") if isinstance(result, dict) else "error"
+
+            async def finish() -> None:
+                await turns.end(prompt[0], await prompt[1], stop)
+
+            self._spawn(finish())
+
+    async def _serve(self, message: Message) -> None:
+        assert self.child is not None
+        params = message.get("params")
+        session = params.get("sessionId") if isinstance(params, dict) else None
+        link = self.links.get(str(session))
+        try:
+            if link is None:
+                raise AcpError(INVALID_PARAMS, f"unknown sessionId {session!r}")
+            result = await self.methods.handle(message["method"], params, link)
+        except AcpError as error:
+            self.child.fail(message["id"], error, message["method"])
+        except Exception as error:
+            log.exception("%s failed", message["method"])
+            failure = AcpError(INTERNAL_ERROR, f"toolhost: {error}")
+            self.child.fail(message["id"], failure, message["method"])
+        else:
+            self.child.answer(message["id"], result, message["method"])
+
+    # -- reviews ---------------------------------------------------------------------
+
+    async def _ask(self, ask: dict[str, Any]) -> dict[str, Any]:
+        """A review of the proxy's own sidecar, asked of the ACP client."""
+        assert self.client is not None
+        link = self.by_toolhost.get(str(ask.get("sessionID")))
+        if link is None and self.by_toolhost:
+            link = list(self.by_toolhost.values())[-1]  # a sub-agent's child session
+        if link is None:
+            return {"reply": "reject", "message": "No ACP session is open to ask in."}
+        acp_session = await link.acp_session
+        try:
+            answer = await self.client.request(
+                "session/request_permission", reviews.request(acp_session, ask)
+            )
+        except AcpError as error:
+            return {"reply": "reject", "message": f"The editor could not ask: {error.message}"}
+        return reviews.reply(answer)
+
+    def _landed(self, link: SessionLink, tool: str, result: dict[str, Any]) -> None:
+        """Attached: what a call changed, shown to the ACP client once it landed."""
+        if not link.acp_session.done() or self.client is None:
+            return
+        call_id = f"{tool}-{next(self.landed_ids)}"
+        update = reviews.landed_update(link.acp_session.result(), call_id, tool, result)
+        if update is not None:
+            self.client.notify("session/update", update)
+
+
+def _advertise_client_methods(params: dict[str, Any]) -> None:
+    capabilities = params.get("clientCapabilities")
+    if not isinstance(capabilities, dict):
+        capabilities = params["clientCapabilities"] = {}
+    found = capabilities.get("fs")
+    fs: dict[str, Any] = found if isinstance(found, dict) else {}
+    capabilities["fs"] = {**fs, "readTextFile": True, "writeTextFile": True}
+    capabilities["terminal"] = True
