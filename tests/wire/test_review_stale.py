@@ -46,3 +46,35 @@ async def test_a_change_where_the_hunk_goes_is_stale_and_nothing_is_written(
     assert "changed while the user was reviewing" in result["output"]
     assert "nothing was written" in result["output"]
     assert (tmp_path / "a.txt").read_text() == "one\n2 by the user\nthree\n"
+
+
+async def test_a_buffer_the_user_saves_during_the_review_gets_the_change_on_what_was_saved(
+    tmp_path: Path,
+) -> None:
+    """The change was made from unsaved typing; the user types more and saves while the
+    review is open: the file is the disk's again, and the change lands on what was saved,
+    in the buffer and on disk alike (nothing of the user's lost or doubled)."""
+    from lsprotocol import types
+
+    path = tmp_path / "a.txt"
+    path.write_text("one\ntwo\nthree\nfour\nfive\n")
+    async with connect_editor(tmp_path, EDITING, permissionDefaults={"edit": "ask"}) as client:
+        await client.open(path)
+        client.type(path, "zero\none\ntwo\nthree\nfour\nfive\n")  # unsaved
+        await client.execute("read", {"filePath": str(path)})
+        saved = "zero\nONE\ntwo\nthree\nfour\nfive\n"
+
+        def type_and_save() -> None:
+            client.type(path, saved)
+            path.write_text(saved)
+            client.text_document_did_save(
+                types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(path.as_uri()))
+            )
+
+        client.on_ask = type_and_save
+        result = await client.execute(
+            "edit", {"filePath": str(path), "oldString": "five", "newString": "FIVE"}
+        )
+        assert result["isError"] is False, result["output"]
+        assert path.read_text() == "zero\nONE\ntwo\nthree\nfour\nFIVE\n"
+        assert client.text_of(path) == path.read_text(), "the buffer is what the disk holds"

@@ -500,8 +500,9 @@ async def commit(
     # A review may take minutes: files changed meanwhile get the change on their new text.
     refreshed = fresh.Refreshed(narrowed.changeset)
     if reply is not None:
+        still = frozenset(p for p in changeset.unsaved if ctx.editor.unsaved_text(p) is not None)
         refreshed = await ctx.run_blocking(
-            fresh.onto_current, narrowed.changeset, ctx.worktree, ctx.real
+            fresh.onto_current, narrowed.changeset, ctx.worktree, ctx.real, still
         )
     if refreshed.changeset is not changeset:
         changeset = refreshed.changeset

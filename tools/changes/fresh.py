@@ -11,6 +11,8 @@ nothing is written and the model is told to read the file again.
 
 Files whose change was made from an editor buffer with unsaved changes are the
 editor's: the bridge rebases onto what the user typed since (``server.editor_writes``).
+A buffer the user saved meanwhile is one of those no more: its file is checked as any
+other (what it holds is what was saved).
 """
 
 from __future__ import annotations
@@ -50,12 +52,21 @@ def stale(rel: str, why: str) -> ToolError:
     )
 
 
-def onto_current(changeset: ChangeSet, worktree: Path, real: Callable[[Path], Path]) -> Refreshed:
-    """The set moved onto what its files hold now; raises when one cannot be (blocking)."""
+def onto_current(
+    changeset: ChangeSet,
+    worktree: Path,
+    real: Callable[[Path], Path],
+    still_unsaved: frozenset[Path] | None = None,
+) -> Refreshed:
+    """The set moved onto what its files hold now; raises when one cannot be (blocking).
+
+    ``still_unsaved``: the paths of ``changeset.unsaved`` whose buffer still has unsaved
+    changes (None: all of them)."""
+    unsaved = changeset.unsaved if still_unsaved is None else changeset.unsaved & still_unsaved
     changes: list[FileChange] = []
     moved: list[str] = []
     for change in changeset.changes:
-        if change.path in changeset.unsaved:
+        if change.path in unsaved:
             changes.append(change)
             continue
         rel = relative(change.path, worktree)
@@ -80,10 +91,12 @@ def onto_current(changeset: ChangeSet, worktree: Path, real: Callable[[Path], Pa
         changes.append(dataclasses.replace(change, before=now, after=after))
         moved.append(rel)
     if not moved:
+        if unsaved != changeset.unsaved:
+            return Refreshed(ChangeSet(changes, unsaved))
         return Refreshed(changeset)
     note = (
         f"Note: {', '.join(moved)} changed while the user was reviewing your change; it was "
         "applied onto the new content, where the two do not touch, so line numbers may "
         "differ from what you read."
     )
-    return Refreshed(ChangeSet(changes, changeset.unsaved), [note])
+    return Refreshed(ChangeSet(changes, unsaved), [note])
