@@ -16,6 +16,15 @@ function M.edit()
   if not review or not file then
     return
   end
+  if review.stale and review.stale[file] then
+    vim.notify(
+      ("toolhost: %s changed before this proposal reached you, so it cannot be edited here; accept it (toolhost moves it onto the file's new text, or says it cannot) or reject it"):format(
+        file
+      ),
+      vim.log.levels.WARN
+    )
+    return
+  end
   local base, proposed = hunks.texts(review, file)
   if review.edited[file] then
     proposed = vim.split(review.edited[file]:gsub("\n$", ""), "\n", { plain = true })

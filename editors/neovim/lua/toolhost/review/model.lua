@@ -20,6 +20,8 @@ local M = {}
 ---@field decisions table<string, boolean> hunk id -> accepted (nil: undecided)
 ---@field edited table<string, string> relative path -> the text the person wants
 ---@field unsaved_choice? "editor"|"save"
+---@field base? table<string, string[]> per file, its text when the ask arrived (hunks.snapshot)
+---@field stale? table<string, boolean> files whose text did not hold the hunks then
 ---@field done fun(reply: table)
 
 ---The ask's metadata, or an empty table when it sent none (or not a table).
