@@ -92,6 +92,8 @@ export class StatusItem implements vscode.Disposable {
         item.text = '$(warning) toolhost';
         item.detail = 'not installed';
         item.severity = vscode.LanguageStatusSeverity.Warning;
+        // A missed install offer is found again here (and in "Toolhost: Install toolhost").
+        item.command = { title: 'Install toolhost', command: COMMANDS.install };
         break;
       case 'blocked':
         item.text = '$(shield) toolhost';
