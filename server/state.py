@@ -361,7 +361,8 @@ class ServerState:
         """Every current problem as one sentence for a person, with its severity."""
         notices: dict[str, types.MessageType] = {}
         if not self.trust:
-            notices[untrusted_notice(self.trust)] = types.MessageType.Warning
+            others = any(not tool.annotations.read_only for tool in self.host.offered())
+            notices[untrusted_notice(self.trust, others)] = types.MessageType.Warning
         if self.loaded is not None:
             for notice in self.loaded.notices():
                 notices[notice] = types.MessageType.Error  # the config is failing closed
