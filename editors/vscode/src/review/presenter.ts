@@ -13,7 +13,7 @@ import { getSettings } from '../common/settings';
 import { ReviewController } from './controller';
 import { changedSpan, minimalEdit } from './hunks';
 import { FileView, Review, RuleScope } from './review';
-import { plain, plural } from './words';
+import { askInWords, oneLine, plain, plural } from './words';
 
 /** What the sidecar takes in a reply beyond `{reply, message}`. */
 export interface ReviewFeatures {
@@ -193,7 +193,7 @@ export class ReviewPresenter implements vscode.Disposable {
       title: `toolhost: ${review.params.title}`,
       placeHolder: review.isEdit
         ? `${review.tool} proposes ${review.summary}`
-        : `${review.tool} asks to run ${plain(review.summary)}`,
+        : `${review.tool} wants to ${plain(askOf(review))}`,
       ignoreFocusOut: true,
     });
     if (picked?.run && this.controller.get(review.id)) {
@@ -355,11 +355,17 @@ function message(review: Review): string {
     }
     return `toolhost: ${tool} proposes a change to ${files}. The diff is open beside your editor.`;
   }
-  const what =
-    review.params.permission === 'bash'
-      ? `run ${plain(review.summary)}`
-      : `${review.params.permission}: ${review.params.patterns.join(', ')}`;
-  return `toolhost: ${tool} asks to ${what}. “Always” would allow ${plain(review.alwaysCovers)}.`;
+  return `toolhost: ${tool} wants to ${plain(askOf(review))}. “Always” would allow ${plain(review.alwaysCovers)}.`;
+}
+
+/** What a review that is not an edit would do, in words. */
+function askOf(review: Review): string {
+  const command = review.params.metadata.command;
+  return askInWords(
+    review.params.permission,
+    review.params.patterns,
+    typeof command === 'string' ? oneLine(command) : undefined,
+  );
 }
 
 function multiTitle(review: Review): string {
