@@ -80,10 +80,7 @@ test('what "always" covers, in words', () => {
 });
 
 test('an ask that is not an edit says what would happen, not the permission name', () => {
-  assert.equal(
-    askInWords('external_directory', ['/tmp/x/*']),
-    'use files outside the project, in `/tmp/x/`',
-  );
+  assert.equal(askInWords('external_directory', ['/tmp/x/*']), 'use files outside the project, in `/tmp/x/`');
   assert.equal(askInWords('webfetch', ['https://example.com/a']), 'fetch `https://example.com/a`');
   assert.equal(askInWords('bash', ['make *'], 'make test'), 'run `make test`');
   for (const permission of ['external_directory', 'webfetch', 'doom_loop']) {
