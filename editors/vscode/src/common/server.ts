@@ -67,6 +67,7 @@ export interface ServerManagerOptions {
 
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
+  private readonly stopped = new WeakSet<LanguageClient>();
   private clientDisposables: vscode.Disposable[] = [];
   private starting: Promise<LanguageClient | undefined> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -139,9 +140,15 @@ export class ServerManager implements vscode.Disposable {
     return this.start();
   }
 
+  /** Whether this extension stopped `client` (a restart, a setting, deactivation). */
+  wasStopped(client: LanguageClient): boolean {
+    return this.stopped.has(client);
+  }
+
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    if (client) this.stopped.add(client);
     this.clientDisposables.forEach((d) => d.dispose());
     this.clientDisposables = [];
     if (client) {

@@ -244,6 +244,13 @@ export class ReviewPresenter implements vscode.Disposable {
     }
   }
 
+  /** A click on a toast whose review ended meanwhile: VS Code cannot take a toast back. */
+  private noLongerPending(review: Review): void {
+    void vscode.window.showInformationMessage(
+      `toolhost: that request is no longer pending: ${this.controller.whyEnded(review.id)}.`,
+    );
+  }
+
   private async notify(review: Review): Promise<void> {
     const warn = ['bash', 'external_directory', 'doom_loop'].includes(review.params.permission);
     const show =
@@ -259,7 +266,7 @@ export class ReviewPresenter implements vscode.Disposable {
         OVERLAP.reject,
       );
       if (!this.controller.get(review.id)) {
-        if (choice) void vscode.window.showInformationMessage('toolhost: that request was already answered.');
+        if (choice) this.noLongerPending(review);
         return;
       }
       if (choice === OVERLAP.editor) this.controller.settle(review, 'accepted', { unsaved: 'editor' });
@@ -271,7 +278,7 @@ export class ReviewPresenter implements vscode.Disposable {
     const choice = await show(message(review), { modal: false }, accept, 'Reject', 'More…');
     if (!this.controller.get(review.id)) {
       // Answered elsewhere meanwhile; VS Code cannot take a notification back, so say so.
-      if (choice) void vscode.window.showInformationMessage('toolhost: that request was already answered.');
+      if (choice) this.noLongerPending(review);
       return;
     }
     if (choice === accept) {

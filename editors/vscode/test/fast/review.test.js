@@ -519,6 +519,34 @@ test('a review the sidecar withdraws (its call was cancelled) leaves the list an
 });
 
 // Last: it saves a rule in the project's config.
+test('a restart with a review pending withdraws it and tells the agent in toolhost words', async () => {
+  const path = s.file('p2.txt');
+  let click;
+  stub.answers.message = (message, items) =>
+    items.includes('Accept') ? new Promise((resolve) => (click = () => resolve('Accept'))) : undefined;
+  const call = await start('edit', { filePath: path, oldString: 'second', newString: 'SECOND' }, path);
+  await nextReview();
+  await vscode.commands.executeCommand('toolhost.restart');
+  const result = await call.result;
+  assert.equal(result.isError, true);
+  assert.equal(result.metadata.error, 'restarted');
+  assert.match(result.output, /toolhost was restarted in VS Code .* a review it waited for was withdrawn/);
+  assert.doesNotMatch(result.output, /Pending response rejected/);
+  assert.equal(s.api.pendingReviews().length, 0, 'the review is withdrawn');
+  assert.equal(s.read('p2.txt'), 'second file\n', 'nothing applied');
+  click(); // the toast left on screen
+  await waitFor(
+    () =>
+      stub.recorded.messages.some(
+        (m) =>
+          m.message ===
+          'toolhost: that request is no longer pending: it was withdrawn because the sidecar was restarted.',
+      ),
+    'what the leftover toast says',
+  );
+  assert.equal(s.read('p2.txt'), 'second file\n', 'the click applied nothing');
+});
+
 test('Show Allowed Rules lists an "always" saved to the project in words, and revokes it', async () => {
   answerPrompts(() => 'More…');
   stub.answers.quickPick = (items) =>
