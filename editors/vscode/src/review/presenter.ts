@@ -101,9 +101,10 @@ export class ReviewPresenter implements vscode.Disposable {
         {
           // Not a preview tab (that would replace the person's own preview editor), and
           // beside the editor being typed in, so that editor stays visible and focused.
+          // Where it is open already, there: "Beside" another group would open a copy.
           preview: false,
           preserveFocus: !focus,
-          viewColumn: focus ? undefined : vscode.ViewColumn.Beside,
+          viewColumn: openIn(file.right) ?? (focus ? undefined : vscode.ViewColumn.Beside),
           selection: new vscode.Range(position, position),
         },
       );
@@ -296,7 +297,11 @@ export class ReviewPresenter implements vscode.Disposable {
     const accept = overlaps ? OVERLAP.editor : review.isEdit ? 'Accept' : 'Allow once';
     const always = `Always allow ${plain(review.alwaysCovers)}…`;
     const reason = 'Reject with a reason…';
-    const items = overlaps ? [accept, OVERLAP.save, 'Reject', reason] : [accept, always, 'Reject', reason];
+    // The dialog focuses its first button, so a Space or Enter typed into the editor
+    // presses it: that one only shows the change (or leaves the review pending).
+    const safe = review.isEdit ? 'Show the diff' : 'Decide later';
+    const answers = overlaps ? [accept, OVERLAP.save, 'Reject', reason] : [accept, always, 'Reject', reason];
+    const items = [safe, ...answers];
     const choice = await vscode.window.showWarningMessage(
       `toolhost: ${review.params.title}`,
       { modal: true, detail: plain(message(review)) },
@@ -305,7 +310,9 @@ export class ReviewPresenter implements vscode.Disposable {
     if (!this.controller.get(review.id)) {
       return;
     }
-    if (choice === accept) this.controller.settle(review, 'accepted', overlaps ? { unsaved: 'editor' } : {});
+    if (choice === safe && review.isEdit) await this.openDiff(review, review.files[0], true);
+    else if (choice === accept)
+      this.controller.settle(review, 'accepted', overlaps ? { unsaved: 'editor' } : {});
     else if (choice === OVERLAP.save) this.controller.settle(review, 'accepted', { unsaved: 'save' });
     else if (choice === always) await this.always(review);
     else if (choice === 'Reject') this.controller.settle(review, 'rejected');
@@ -373,6 +380,16 @@ function askOf(review: Review): string {
     review.params.patterns,
     typeof command === 'string' ? oneLine(command) : undefined,
   );
+}
+
+/** The column of a tab that already shows the diff of `right`, if any. */
+function openIn(right: vscode.Uri): vscode.ViewColumn | undefined {
+  const target = right.toString();
+  return vscode.window.tabGroups.all.find((group) =>
+    group.tabs.some(
+      (tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === target,
+    ),
+  )?.viewColumn;
 }
 
 function multiTitle(review: Review): string {

@@ -440,12 +440,31 @@ test('toolhost.prompts "modal" asks in a dialog with whole labels; "notification
     const dialog = stub.recorded.messages[0];
     assert.equal(dialog.options.modal, true);
     assert.deepEqual(dialog.items, [
+      'Show the diff',
       'Accept',
       'Always allow this file (keep.txt)…',
       'Reject',
       'Reject with a reason…',
     ]);
     assert.equal(diffCalls().length, 1);
+
+    // The first button is the one a Space typed into the editor presses: it answers nothing.
+    stub.reset();
+    answerPrompts(() => 'Show the diff');
+    const pressed = await start(
+      'edit',
+      { filePath: 'keep.txt', oldString: 'keep', newString: 'lose' },
+      'keep.txt',
+    );
+    const review = await nextReview();
+    await waitFor(() => diffCalls().length === 2, 'the diff shown again');
+    const shown = diffCalls()[1];
+    // Shown where its tab is (the stub's one group), not in a new group beside it.
+    assert.equal(shown.args[3].viewColumn, vscode.window.tabGroups.all[0].viewColumn, 'no copy beside it');
+    assert.equal(s.read('keep.txt'), 'keep me\n', 'nothing accepted');
+    assert.equal(s.api.pendingReviews().length, 1, 'still pending');
+    s.api.answerReview(review.id, { reply: 'reject' });
+    await pressed.result;
 
     stub.reset();
     stub.setSetting('toolhost.prompts', 'notification');
