@@ -286,8 +286,12 @@ test('Alt+Y / Alt+N decide the hunk under the cursor in the proposed side', asyn
     d.options.map((o) => o.renderOptions.after.contentText),
   );
   assert.ok(
-    notes.some((n) => /^change 2\/2 · Alt\+Y accept · Alt\+N reject/.test(n)),
+    notes.some((n) => n === '2/2 Alt+Y ✓ Alt+N ✗'),
     JSON.stringify(notes),
+  );
+  assert.ok(
+    notes.every((n) => n.length <= 24),
+    `short enough for a split diff: ${JSON.stringify(notes)}`,
   );
 });
 

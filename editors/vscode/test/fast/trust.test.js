@@ -39,8 +39,8 @@ test('only read-only tools are offered', async () => {
     tools.map((t) => t.id).join(),
   );
   assert.ok(tools.some((t) => t.id === 'read'));
-  const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
-  assert.match(item.detail, /read-only \(Restricted Mode\)/);
+  const item = stub.statusItems.filter((i) => i.id === 'toolhost.restricted').at(-1);
+  assert.equal(item.text, 'read-only (Restricted Mode)');
   // Copilot's static tools: the read-only ones only (their when clauses compare this key).
   assert.equal(stub.contextKeys['toolhost.staticTools'], 'readOnly');
 });
