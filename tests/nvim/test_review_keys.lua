@@ -248,6 +248,80 @@ T.test("a running command's line does not repeat its description", function()
   finished(call)
 end)
 
+T.test("leaving the review window leaves no ruler of its own behind on the screen", function()
+  -- What a person sees needs a screen: a Neovim with a UI, run in a terminal here, whose
+  -- screen is the terminal buffer's lines.
+  local child = vim.fs.joinpath(T.tmp, "ruler.lua")
+  local ready = vim.fs.joinpath(T.tmp, "ruler.ready")
+  T.write(
+    child,
+    ([[
+vim.opt.runtimepath:prepend(%q .. "/editors/neovim")
+vim.cmd("runtime plugin/toolhost.lua")
+vim.o.swapfile, vim.o.showcmd = false, false -- the rest as Neovim's defaults: ruler, laststatus=2
+vim.o.shortmess = vim.o.shortmess .. "F"
+vim.notify = function() end
+require("toolhost").setup({ cmd = %s })
+vim.cmd.edit(%q)
+local timer = vim.uv.new_timer()
+local asked = false
+timer:start(100, 100, vim.schedule_wrap(function()
+  local client = require("toolhost.client").get(%q)
+  if not asked and client and client.initialized then
+    asked = true
+    require("toolhost").execute("bash", { command = "echo hi", description = "hi" }, {}, function() end)
+  end
+  if #require("toolhost").pending() > 0 then
+    timer:stop()
+    vim.fn.writefile({ "ready" }, %q)
+  end
+end))
+]]):format(T.repo, vim.inspect(T.toolhost), root .. "/long.txt", root, ready)
+  )
+  vim.cmd("tabnew")
+  local term = vim.api.nvim_get_current_buf()
+  local job = vim.fn.jobstart(
+    { vim.v.progpath, "-u", "NONE", "-i", "NONE", "-n", "--cmd", "luafile " .. child },
+    { term = true, cwd = root, env = { NVIM = "", TERM = "xterm-256color" } }
+  )
+  local function screen()
+    return vim.api.nvim_buf_get_lines(term, 0, -1, false)
+  end
+  -- A float has no status line: its ruler is drawn in the command line (the last row).
+  local function cmdline()
+    local lines = screen()
+    return lines[#lines] or ""
+  end
+  local function shows(text)
+    return table.concat(screen(), "\n"):find(text, 1, true)
+  end
+  local ok, err = pcall(function()
+    T.wait(function()
+      return vim.uv.fs_stat(ready)
+    end, "the child Neovim's pending review", 20000)
+    vim.fn.chansend(job, "40G")
+    T.wait(function()
+      return shows("40,1")
+    end, "your window's ruler at 40,1")
+    vim.fn.chansend(job, ":Toolhost review\r")
+    vim.wait(300)
+    vim.fn.chansend(job, "2j")
+    T.wait(function()
+      return cmdline():find("%d+,%d+")
+    end, "the review window's ruler in the command line")
+    vim.fn.chansend(job, "q")
+    T.wait(function()
+      return not cmdline():find("%d+,%d+") and shows("40,1")
+    end, "the command line without the review window's ruler: " .. cmdline())
+  end)
+  vim.fn.chansend(job, "\27:qa!\r")
+  vim.fn.jobwait({ job }, 5000)
+  vim.cmd("silent! bwipeout! " .. term)
+  if not ok then
+    error(err, 0)
+  end
+end)
+
 T.test(
   "always for this project is not asked about again, names its file, and leaves nothing when revoked",
   function()

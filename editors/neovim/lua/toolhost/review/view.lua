@@ -48,6 +48,9 @@ function M.leave()
   if back then
     vim.api.nvim_set_current_win(back)
   end
+  -- A float has no status line, so its ruler was drawn in the command line; a redraw
+  -- leaves it there (the window you are back in shows its own in its status line).
+  vim.cmd("echo ''")
   vim.cmd("redraw")
 end
 
