@@ -184,6 +184,7 @@ T.test("an edit overlapping unsaved lines offers editor only, save yours too, or
   local text = window_text():gsub("\n#   ", " ")
   T.contains(text, "overlaps your unsaved lines")
   T.contains(text, "gu editor only, gs save yours too")
+  T.contains(text, "gu/gs your unsaved lines: editor only / save too", "the hint line names gu/gs")
   api.answer(pending.id, { reply = "once", unsaved = "editor" })
   T.contains(finished(call).output, "applied in the editor only")
   T.eq(T.read(path), "one\ntwo\nthree\n", "disk untouched")
