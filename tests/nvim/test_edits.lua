@@ -10,6 +10,7 @@ local root = T.project("edits", {
   ["behind.txt"] = "old disk\n",
   ["save.txt"] = "saved?\n",
   ["insert.txt"] = "first\nsecond\nthird\n",
+  ["append.txt"] = "a\nb\n",
 })
 vim.cmd.cd(root)
 require("toolhost").setup({ cmd = T.toolhost, review = { enabled = false } })
@@ -58,6 +59,31 @@ T.test(
     T.eq(T.buf_text(buf), "one\nTWO\nthree\n", "the buffer after :redo")
   end
 )
+
+T.test("a line the agent adds at the end of an open file leaves no blank line after it", function()
+  local path = root .. "/append.txt"
+  vim.cmd.edit(path)
+  local buf = vim.api.nvim_get_current_buf()
+  read_first(path)
+  local result = T.run_tool("write", { filePath = path, content = "a\nb\nc\n" })
+  T.eq(result.isError, false, result.output)
+  T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "a", "b", "c" }, "the buffer")
+  T.eq(T.read(path), "a\nb\nc\n", "the disk")
+  -- The end of the document as LSP names it (line = line count): Neovim's own handler
+  -- would add an empty line for it.
+  local range = { start = { line = 3, character = 0 }, ["end"] = { line = 3, character = 0 } }
+  local edit = {
+    documentChanges = {
+      {
+        textDocument = { uri = vim.uri_from_fname(path), version = vim.lsp.util.buf_versions[buf] },
+        edits = { { range = range, newText = "d\n" } },
+      },
+    },
+  }
+  T.eq(apply_edit(edit).applied, true, "applied")
+  T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "a", "b", "c", "d" }, "no blank line")
+  vim.cmd("silent! bwipeout!")
+end)
 
 T.test("an edit keeps the user's unsaved work in the buffer and out of the disk", function()
   local path = root .. "/dirty.txt"
