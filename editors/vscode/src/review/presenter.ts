@@ -36,6 +36,19 @@ const SCOPE_LABELS: Record<RuleScope, { label: string; detail: string }> = {
   },
 };
 
+/** Where an "always" of `scope` is kept: the real file when the sidecar names it (ruleFiles). */
+function scopeDetail(review: Review, scope: RuleScope): string {
+  const file = scope === 'session' ? undefined : review.params.ruleFiles?.[scope];
+  if (!file) {
+    return SCOPE_LABELS[scope].detail;
+  }
+  const home = process.env.HOME;
+  const shown = home && file.startsWith(`${home}/`) ? `~${file.slice(home.length)}` : file;
+  return scope === 'user'
+    ? `Saved to your user config (${shown}).`
+    : `Saved to the project's ${vscode.workspace.asRelativePath(file)}.`;
+}
+
 /** The three answers to a change that overlaps unsaved lines, with the words a person reads. */
 const OVERLAP = {
   editor: 'Apply in editor only',
@@ -234,7 +247,7 @@ export class ReviewPresenter implements vscode.Disposable {
     if (review.scoped) {
       const scopes = this.features().scopes;
       const picked = await vscode.window.showQuickPick(
-        scopes.map((s) => ({ label: SCOPE_LABELS[s].label, detail: SCOPE_LABELS[s].detail, scope: s })),
+        scopes.map((s) => ({ label: SCOPE_LABELS[s].label, detail: scopeDetail(review, s), scope: s })),
         { title: `toolhost: always allow ${plain(option.label)} — for how long?`, ignoreFocusOut: true },
       );
       scope = picked?.scope;

@@ -374,6 +374,9 @@ test('Always allow: it says what it covers, asks for how long, and a session rul
     scopes.items.map((i) => i.label),
     ['For this session', 'For this project', 'For all my projects'],
   );
+  // The real file the sidecar saves to (here OPENCODE_CONFIG_DIR), not a path guessed here.
+  const userFile = require('path').join(process.env.OPENCODE_CONFIG_DIR, 'opencode.json');
+  assert.equal(scopes.items[2].detail, `Saved to your user config (${userFile}).`);
   assert.ok(
     stub.recorded.log.some((l) =>
       /"reply":"always".*"scope":"session"|"scope":"session".*"reply":"always"/.test(l),
