@@ -126,6 +126,33 @@ function T.run_tool(tool, args, opts, timeout)
   return result
 end
 
+---Starts a tool call through the plugin's API; the table returned gets `.result` (or
+---`.err`) and `.done` when it ends, and has `.cancel`.
+function T.start(tool, args, opts)
+  local call = {}
+  call.cancel = require("toolhost").execute(tool, args, opts or {}, function(err, result)
+    call.err, call.result, call.done = err, result, true
+  end)
+  return call
+end
+
+---Waits until `n` reviews are pending; returns them.
+function T.wait_pending(n)
+  T.wait(function()
+    return #require("toolhost").pending() >= n
+  end, n .. " pending review(s)")
+  return require("toolhost").pending()
+end
+
+---Waits for a call from T.start to end (with no protocol error); its result.
+function T.finished(call)
+  T.wait(function()
+    return call.done
+  end, "the call to end", 20000)
+  T.ok(not call.err, "no protocol error: " .. vim.inspect(call.err))
+  return call.result
+end
+
 ---The toolhost client for `root`, once it is ready.
 function T.client(root)
   local client = require("toolhost.client")

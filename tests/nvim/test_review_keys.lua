@@ -20,28 +20,7 @@ T.client(root)
 local api = require("toolhost")
 local review = require("toolhost.review")
 
-local function start(tool, args, opts)
-  local call = {}
-  call.cancel = api.execute(tool, args, opts or {}, function(err, result)
-    call.err, call.result, call.done = err, result, true
-  end)
-  return call
-end
-
-local function wait_pending(n)
-  T.wait(function()
-    return #api.pending() >= n
-  end, n .. " pending review(s)")
-  return api.pending()
-end
-
-local function finished(call)
-  T.wait(function()
-    return call.done
-  end, "the call to end", 20000)
-  T.ok(not call.err, "no protocol error: " .. vim.inspect(call.err))
-  return call.result
-end
+local start, wait_pending, finished = T.start, T.wait_pending, T.finished
 
 local function window_lines()
   local win = T.ok(review.window(), "the review window is open")

@@ -8,32 +8,20 @@ local util = require("toolhost.util")
 
 local M = {}
 
----The lines `hunk` leaves in place of its old ones (its ' ' and '+' lines, unprefixed).
+---One side of `hunk`, unprefixed: its ' ' lines and those marked `mark` ("+": the lines
+---it leaves in place of its old ones; "-": the lines it replaces).
 ---@param hunk toolhost.Hunk
+---@param mark "+"|"-"
 ---@return string[]
-local function new_side(hunk)
-  local new = {}
+local function side(hunk, mark)
+  local lines = {}
   for _, line in ipairs(hunk.lines) do
     local kind = line:sub(1, 1)
-    if kind == " " or kind == "+" then
-      new[#new + 1] = line:sub(2)
+    if kind == " " or kind == mark then
+      lines[#lines + 1] = line:sub(2)
     end
   end
-  return new
-end
-
----The lines a hunk replaces (its ' ' and '-' lines, unprefixed).
----@param hunk toolhost.Hunk
----@return string[]
-local function old_side(hunk)
-  local old = {}
-  for _, line in ipairs(hunk.lines) do
-    local kind = line:sub(1, 1)
-    if kind == " " or kind == "-" then
-      old[#old + 1] = line:sub(2)
-    end
-  end
-  return old
+  return lines
 end
 
 ---The text of `file` now: its loaded buffer, else the disk.
@@ -76,7 +64,7 @@ function M.snapshot(review)
     for _, hunk in ipairs(review.hunks) do
       if hunk.file == file then
         local first = position(hunk)
-        local old = old_side(hunk)
+        local old = side(hunk, "-")
         for i, line in ipairs(old) do
           if base[first + i] ~= line then
             review.stale[file] = true
@@ -101,7 +89,7 @@ function M.texts(review, file)
   for i = #hunks, 1, -1 do
     local hunk = hunks[i]
     local first, count = position(hunk)
-    local new = new_side(hunk)
+    local new = side(hunk, "+")
     for _ = 1, count do
       table.remove(proposed, first + 1)
     end
