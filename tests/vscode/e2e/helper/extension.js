@@ -557,8 +557,9 @@ async function activate() {
       const pending = pendingIds().includes(review.id);
       const diffTabs = vscode.window.tabGroups.all
         .flatMap((g) => g.tabs)
-        .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.query.startsWith(review.id))
-        .length;
+        .filter(
+          (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.query.startsWith(review.id),
+        ).length;
       const unchanged = disk('modal.txt') === before;
       api.answerReview(review.id, { reply: 'reject' });
       await call;
