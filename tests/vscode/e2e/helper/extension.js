@@ -561,7 +561,7 @@ async function activate() {
           (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.query.startsWith(review.id),
         ).length;
       const unchanged = disk('modal.txt') === before;
-      api.answerReview(review.id, { reply: 'reject' });
+      if (pending) api.answerReview(review.id, { reply: 'reject' }); // else the Space answered it
       await call;
       return { pending, diffTabs, unchanged };
     } finally {
