@@ -198,9 +198,9 @@ export class InEditorReview implements vscode.HoverProvider, vscode.CodeLensProv
     };
     for (const at of spans) {
       const decision = at.review.decisionOf(at.hunk);
-      if (decision === 'accepted') byState.accepted.push(note(at, '✓ accepted'));
-      else if (decision === 'rejected') byState.rejected.push(note(at, '✗ rejected (Alt+Y: back)'));
-      else byState.pending.push(note(at, 'Alt+Y ✓ Alt+N ✗'));
+      if (decision === 'accepted') byState.accepted.push(note(at, '✓'));
+      else if (decision === 'rejected') byState.rejected.push(note(at, '✗ (Alt+Y: back)'));
+      else byState.pending.push(note(at, 'Alt+Y/N'));
     }
     editor.setDecorations(this.pending, byState.pending);
     editor.setDecorations(this.accepted, byState.accepted);
