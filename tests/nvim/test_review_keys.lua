@@ -53,8 +53,14 @@ T.test(
       end)
     end
     vim.cmd("Toolhost review")
+    T.wait(function()
+      return review.window() and vim.api.nvim_get_current_win() == review.window()
+    end, "the focus in the review window")
     vim.api.nvim_feedkeys("gr", "x", false)
-    vim.wait(200)
+    T.wait(function()
+      return prompts[1]
+    end, "the reason asked")
+    vim.wait(200) -- Esc answered (scheduled)
     T.contains(prompts[1], "rejects this and the 1 other queued from this agent")
     T.contains(prompts[1], "Esc goes back")
     T.eq(#api.pending(), 2, "Esc answered nothing")
@@ -65,6 +71,9 @@ T.test(
       end)
     end
     vim.cmd("Toolhost review")
+    T.wait(function()
+      return review.window() and vim.api.nvim_get_current_win() == review.window()
+    end, "the focus in the review window again")
     vim.api.nvim_feedkeys("gr", "x", false)
     T.eq(finished(first).metadata.error, "permission_rejected", "the one shown")
     T.eq(finished(second).metadata.error, "permission_rejected", "and the one queued, as it said")
@@ -89,6 +98,7 @@ T.test("<C-w>w never enters the review window; keys typed meanwhile stay in the 
   T.wait(function()
     return vim.api.nvim_get_current_win() == win
   end, "the focus sent back")
+  vim.wait(100) -- what else that scheduled runs, as before a person's next key
   -- Only :Toolhost review goes in, and an answer brings the focus back.
   vim.cmd("Toolhost review")
   T.eq(vim.api.nvim_get_current_win(), review.window(), ":Toolhost review moved in")
