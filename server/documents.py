@@ -68,14 +68,25 @@ class Documents:
         if path is not None and self._by_path.get(path) == key:
             del self._by_path[path]
 
+    def _still_dirty(self, key: str, path: str, text: str) -> bool:
+        """A buffer changed since its last save may hold the file's text again (typed,
+        then undone): then it is clean, whatever the editor's flag says, until it changes."""
+        if self._dirty.get(key, True) and not _differs_from_disk(path, text):
+            self._dirty[key] = False
+        return self._dirty.get(key, True)
+
     def unsaved_text(self, path: Path | str, workspace: Workspace) -> str | None:
         if not self._by_path:  # nothing open: skip resolving the path
             return None
-        key = self._by_path.get(os.path.realpath(path))
+        real = os.path.realpath(path)
+        key = self._by_path.get(real)
         if key is None or not self._dirty.get(key):
             return None
         document = workspace.text_documents.get(key)
-        return document.source if document is not None else None
+        source: str | None = document.source if document is not None else None
+        if source is None or not self._still_dirty(key, real, source):
+            return None
+        return source
 
     def snapshot(self, path: Path, workspace: Workspace) -> OpenDocument | None:
         """The open document for ``path`` as the editor last reported it, else None."""
@@ -86,7 +97,8 @@ class Documents:
         if key is None or document is None:
             return None
         version = document.version if isinstance(document.version, int) else 0
-        return OpenDocument(document.uri, version, document.source, self._dirty.get(key, True))
+        dirty = self._still_dirty(key, os.path.realpath(path), document.source)
+        return OpenDocument(document.uri, version, document.source, dirty)
 
     def open_paths(self) -> list[Path]:
         """Every file the editor has open, in the order it opened them."""

@@ -39,14 +39,20 @@ BOM_CHAR = "\ufeff"
 # A buffer that had the user's unsaved changes is never saved (``prepared.save``).
 
 
+# An edit the editor refused because the user typed after it was sent is made again on
+# the new text (the editor may hold an edit back while the user types in insert mode).
+RETRIES = 3
+
+
 async def write_through_editor(
-    server: EditorClient, ctx: WritingCall, prepared: PreparedChange
+    server: EditorClient, ctx: WritingCall, prepared: PreparedChange, retries: int = RETRIES
 ) -> bool:
     """Apply ``prepared`` to the open buffer and save it; False: write the disk instead.
 
     False when the buffer is clean but holds other text than the change was made
     from: it is older than the disk (a command changed the file), so the editor
-    will reload it from the disk.  Raises EditorRefusal when the editor refuses.
+    will reload it from the disk.  Raises EditorRefusal when the editor refuses
+    (after ``retries`` attempts on a buffer the user kept typing in).
     """
     change = prepared.change
     document = server.documents.snapshot(change.path, server.workspace)
@@ -79,7 +85,13 @@ async def write_through_editor(
     edits = diff_texts(document.text, target, rel, position_encoding=encoding_of(server)).edits
     disk_before = await ctx.run_blocking(read_bytes, change.path)
     if edits:
-        await apply_edit(server, document, edits, f"toolhost {ctx.tool}: {rel}", prepared)
+        try:
+            await apply_edit(server, document, edits, f"toolhost {ctx.tool}: {rel}", prepared)
+        except EditorRefusal:
+            if retries <= 0 or not await moved_on(server, change.path, document.version):
+                raise
+            log.info("%s changed in the editor while the edit waited: made again", rel)
+            return await write_through_editor(server, ctx, prepared, retries - 1)
     prepared.via_editor = True
     if typed_since and prepared.save:
         # The buffer matched the disk when the change was made, so the disk gets exactly
@@ -221,6 +233,18 @@ async def settle(server: EditorClient, path: Path, text: str) -> None:
             return
         await asyncio.sleep(0.01)
     log.info("the editor did not report the edited text of %s in time", path)
+
+
+async def moved_on(server: EditorClient, path: Path, version: int) -> bool:
+    """Whether the editor reports (within a moment) a newer version than ``version``."""
+    deadline = asyncio.get_running_loop().time() + SETTLE_SECONDS
+    while True:
+        document = server.documents.snapshot(path, server.workspace)
+        if document is not None and document.version != version:
+            return True
+        if asyncio.get_running_loop().time() >= deadline:
+            return False
+        await asyncio.sleep(0.01)
 
 
 def refusal(server: EditorClient, path: Path, reason: str) -> EditorRefusal:

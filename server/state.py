@@ -61,8 +61,17 @@ def _digests(paths: Any) -> dict[Path, str | None]:
 
 def pending_notice(change: str) -> str:
     return (
-        f"toolhost: a change on disk that allows more is waiting for your yes ({change}). "
-        "It is not in force; its restrictions are."
+        f"toolhost: a change on disk that allows more waits for your yes ({change}). "
+        "Until you say yes, what it allows does not apply; what it forbids already does."
+    )
+
+
+def declined_notice(change: str) -> str:
+    """After a person said no: what holds now, and what a restart would do."""
+    return (
+        f"toolhost: the change you did not accept ({change}) stays off while toolhost runs; "
+        "what it forbids still applies. The files are read as they are at the next start, "
+        "so undo the change on disk if it should never apply."
     )
 
 
@@ -220,6 +229,14 @@ class ServerState:
             config = new
         else:
             loosens = loosenings(self.accepted, new, [t.id for t in self.host.registry.tools])
+            if not new.failing_closed and self._only_own_writes(loaded):
+                # toolhost saved (or removed) a rule a person just chose: that was their yes,
+                # and the folder's files as they are now are what they trust.
+                if loosens:
+                    log.info("config: the rule a person chose is in force: %s", "; ".join(loosens))
+                loosens = []
+                if self.trust:  # never makes an untrusted folder trusted
+                    self._trust_what_was_accepted()
             if not loosens:
                 if self._asking is not None and not self._asking.done():
                     self._asking.cancel()  # what it asked about is no longer on disk
@@ -236,10 +253,26 @@ class ServerState:
         self.host.set_config(config)
         return changed
 
+    def _only_own_writes(self, loaded: LoadedConfig) -> bool:
+        """True when every config file that differs from the accepted one got there by
+        toolhost's own writes of rules a person chose (``tools.config.saved``), made on
+        top of the accepted content; any other change needs a person."""
+        own_write = self.host.permissions.store.own_write
+        now = _digests(loaded.files)
+        changed = [
+            p for p in {*now, *self._accepted_files} if now.get(p) != self._accepted_files.get(p)
+        ]
+        return bool(changed) and all(
+            own_write(p, self._accepted_files.get(p), now.get(p)) for p in changed
+        )
+
     def _accept(self, config: Config, loaded: LoadedConfig) -> None:
         self.accepted = config
         self._accepted_files = _digests(loaded.files)
         self.pending_change = None
+        store = self.host.permissions.store
+        for path in config_paths(self.host.worktree):
+            store.settled(path, self._accepted_files.get(path))
 
     def _ask_later(self, asking: Any) -> None:
         """Ask in the background (a person may take minutes); a newer change cancels it."""
@@ -266,6 +299,8 @@ class ServerState:
                 self._list_changed()
         else:
             log.warning("config change not applied (not accepted): %s", "; ".join(loosens))
+            self._tell(declined_notice(self.pending_change))
+            self.pending_change = None
         self._report()
 
     async def _accept_tools(self, held_files: list[Path]) -> None:
@@ -283,6 +318,8 @@ class ServerState:
                 self._list_changed()
         else:
             log.warning("custom tool files not loaded (not accepted): %s", ", ".join(files))
+            self._tell(declined_notice(self.pending_change))
+            self.pending_change = None
         self._report()
 
     async def _ask_person(
@@ -311,6 +348,12 @@ class ServerState:
             return False
         return reply.reply in ("once", "always")
 
+    def _tell(self, notice: str) -> None:
+        if self._server is not None:
+            self._server.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=notice)
+            )
+
     def _trust_what_was_accepted(self) -> None:
         """A person accepted the folder's files as they are now: if the trust store is what
         trusts this folder, it trusts these files from now on."""
@@ -324,7 +367,8 @@ class ServerState:
         """Every current problem as one sentence for a person, with its severity."""
         notices: dict[str, types.MessageType] = {}
         if not self.trust:
-            notices[untrusted_notice(self.trust)] = types.MessageType.Warning
+            others = any(not tool.annotations.read_only for tool in self.host.offered())
+            notices[untrusted_notice(self.trust, others)] = types.MessageType.Warning
         if self.loaded is not None:
             for notice in self.loaded.notices():
                 notices[notice] = types.MessageType.Error  # the config is failing closed

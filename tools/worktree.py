@@ -139,12 +139,19 @@ def problem_lines(loaded: LoadedConfig, host: ToolHost) -> list[str]:
     return lines
 
 
-def untrusted_notice(trust: Trust) -> str:
-    """One sentence for a person: the folder is served restricted, why, and what to do."""
+def untrusted_notice(trust: Trust, others_offered: bool = True) -> str:
+    """One sentence for a person: the folder is served restricted, why, and what to do.
+
+    ``others_offered``: whether any tool but the read-only ones is offered; an editor's
+    Restricted Mode switches them off, and then they are refused, not asked about."""
+    others = (
+        "every tool but the read-only ones asks first"
+        if others_offered
+        else "only the read-only tools are offered (the editor switched the others off)"
+    )
     return (
         f"toolhost: this folder is not trusted ({trust.reason}). Its own config only "
-        "restricts, its own tools are not loaded, and every tool but the read-only ones "
-        "asks first."
+        f"restricts, its own tools are not loaded, and {others}."
     )
 
 

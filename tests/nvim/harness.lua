@@ -126,6 +126,33 @@ function T.run_tool(tool, args, opts, timeout)
   return result
 end
 
+---Starts a tool call through the plugin's API; the table returned gets `.result` (or
+---`.err`) and `.done` when it ends, and has `.cancel`.
+function T.start(tool, args, opts)
+  local call = {}
+  call.cancel = require("toolhost").execute(tool, args, opts or {}, function(err, result)
+    call.err, call.result, call.done = err, result, true
+  end)
+  return call
+end
+
+---Waits until `n` reviews are pending; returns them.
+function T.wait_pending(n)
+  T.wait(function()
+    return #require("toolhost").pending() >= n
+  end, n .. " pending review(s)")
+  return require("toolhost").pending()
+end
+
+---Waits for a call from T.start to end (with no protocol error); its result.
+function T.finished(call)
+  T.wait(function()
+    return call.done
+  end, "the call to end", 20000)
+  T.ok(not call.err, "no protocol error: " .. vim.inspect(call.err))
+  return call.result
+end
+
 ---The toolhost client for `root`, once it is ready.
 function T.client(root)
   local client = require("toolhost.client")
@@ -203,7 +230,8 @@ end
 ---Answers the review shown first as a person does: `:Toolhost review` moves into the
 ---review window, where `keys` are typed (e.g. "ga" accept, "gr" reject, "gs" save
 ---yours too), with the typeahead run to its end. Returns the window's text as the
----person saw it before typing, and puts the focus back where it was.
+---person saw it before typing (wrapped header lines joined again), and puts the focus
+---back where it was.
 ---@param keys string
 ---@return string shown
 function T.review_keys(keys)
@@ -211,8 +239,9 @@ function T.review_keys(keys)
   vim.cmd("Toolhost review")
   local win = T.ok(require("toolhost.review").window(), "the review window is open")
   T.eq(vim.api.nvim_get_current_win(), win, ":Toolhost review moved into the review window")
-  local shown =
-    table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+  local shown = table
+    .concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+    :gsub("\n#   ", " ")
   vim.api.nvim_feedkeys(vim.keycode(keys), "x", false)
   if vim.api.nvim_win_is_valid(before) then
     vim.api.nvim_set_current_win(before)

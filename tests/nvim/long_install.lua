@@ -33,6 +33,9 @@ T.test(":Toolhost install creates the venv and setup() then uses its toolhost", 
     return finished
   end, "the install to finish", 240000)
   T.ok(ok, "install: " .. tostring(message))
+  -- The end says what to do next, and so does the README a person installs from.
+  T.contains(message, ":Toolhost restart to use it")
+  T.contains(T.read(T.repo .. "/README.md"), "run `:Toolhost restart` (or restart Neovim)")
   T.eq(vim.fn.executable(venv_toolhost), 1, "the venv's toolhost exists")
 
   cmd, source = client.resolve_cmd()

@@ -9,6 +9,8 @@ local root = T.project("edits", {
   ["versioned.txt"] = "v1\n",
   ["behind.txt"] = "old disk\n",
   ["save.txt"] = "saved?\n",
+  ["insert.txt"] = "first\nsecond\nthird\n",
+  ["append.txt"] = "a\nb\n",
 })
 vim.cmd.cd(root)
 require("toolhost").setup({ cmd = T.toolhost, review = { enabled = false } })
@@ -57,6 +59,31 @@ T.test(
     T.eq(T.buf_text(buf), "one\nTWO\nthree\n", "the buffer after :redo")
   end
 )
+
+T.test("a line the agent adds at the end of an open file leaves no blank line after it", function()
+  local path = root .. "/append.txt"
+  vim.cmd.edit(path)
+  local buf = vim.api.nvim_get_current_buf()
+  read_first(path)
+  local result = T.run_tool("write", { filePath = path, content = "a\nb\nc\n" })
+  T.eq(result.isError, false, result.output)
+  T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "a", "b", "c" }, "the buffer")
+  T.eq(T.read(path), "a\nb\nc\n", "the disk")
+  -- The end of the document as LSP names it (line = line count): Neovim's own handler
+  -- would add an empty line for it.
+  local range = { start = { line = 3, character = 0 }, ["end"] = { line = 3, character = 0 } }
+  local edit = {
+    documentChanges = {
+      {
+        textDocument = { uri = vim.uri_from_fname(path), version = vim.lsp.util.buf_versions[buf] },
+        edits = { { range = range, newText = "d\n" } },
+      },
+    },
+  }
+  T.eq(apply_edit(edit).applied, true, "applied")
+  T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "a", "b", "c", "d" }, "no blank line")
+  vim.cmd("silent! bwipeout!")
+end)
 
 T.test("an edit keeps the user's unsaved work in the buffer and out of the disk", function()
   local path = root .. "/dirty.txt"
@@ -161,5 +188,93 @@ T.test("editor/saveDocuments writes modified buffers and reports each saved uri"
   T.eq(T.read(path), "saved!\n", "the disk")
   T.eq(vim.bo[buf].modified, false, "modified")
 end)
+
+T.test(
+  "an allowed edit landing while you type in the buffer leaves your insert one undo step",
+  function()
+    -- Typeahead needs a Neovim in its main loop: a second one (--embed), driven over RPC.
+    local chan = vim.fn.jobstart(
+      { vim.v.progpath, "--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n" },
+      { rpc = true, cwd = root }
+    )
+    local function lua(code, ...)
+      return vim.rpcrequest(chan, "nvim_exec_lua", code, { ... })
+    end
+    local path = root .. "/insert.txt"
+    local ok, err = pcall(function()
+      lua(
+        [[
+      local repo, cmd, path = ...
+      vim.opt.runtimepath:prepend(repo .. "/editors/neovim")
+      vim.cmd("runtime plugin/toolhost.lua")
+      vim.o.swapfile = false
+      require("toolhost").setup({ cmd = cmd, review = { enabled = false } })
+      vim.cmd.edit(path)
+    ]],
+        T.repo,
+        T.toolhost,
+        path
+      )
+      T.wait(function()
+        return lua(
+          "local c = require('toolhost.client').get(...); return c ~= nil and c.initialized",
+          root
+        )
+      end, "the embedded Neovim's sidecar", 15000)
+      lua(
+        [[
+      _G.call = {}
+      require("toolhost").execute("read", { filePath = ... }, {}, function() _G.read = true end)
+    ]],
+        path
+      )
+      T.wait(function()
+        return lua("return _G.read == true")
+      end, "the read")
+      vim.rpcrequest(chan, "nvim_input", "Gotyped ")
+      T.wait(function()
+        return vim.rpcrequest(chan, "nvim_get_mode").mode == "i"
+      end, "insert mode")
+      vim.wait(400) -- the sidecar sees the typing (didChange)
+      lua(
+        [[
+      require("toolhost").execute("edit", { filePath = ..., oldString = "first", newString = "FIRST" },
+        {}, function(e, r) _G.call = { done = true, err = e, result = r } end)
+    ]],
+        path
+      )
+      vim.wait(600)
+      T.eq(lua("return _G.call.done == true"), false, "the edit waits while you type")
+      vim.rpcrequest(chan, "nvim_input", "more<Esc>")
+      T.wait(function()
+        return lua("return _G.call.done == true")
+      end, "the edit once you left insert mode", 15000)
+      T.eq(lua("return _G.call.result.isError"), false, "the edit landed")
+      local lines = lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+      T.eq(lines, { "FIRST", "second", "third", "typed more" }, "your typing and the edit")
+      lua("vim.cmd('silent undo')")
+      T.eq(
+        lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"),
+        { "first", "second", "third", "typed more" },
+        "one undo: the agent's edit"
+      )
+      lua("vim.cmd('silent undo')")
+      T.eq(
+        lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"),
+        { "first", "second", "third" },
+        "the next: your whole insert, in one step"
+      )
+      T.eq(
+        T.read(path),
+        "FIRST\nsecond\nthird\n",
+        "the disk has the agent's change, not your typing"
+      )
+    end)
+    pcall(lua, "for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end")
+    vim.wait(300)
+    vim.fn.jobstop(chan)
+    T.ok(ok, tostring(err))
+  end
+)
 
 T.run()

@@ -26,29 +26,7 @@ local function read_first(path)
   T.eq(result.isError, false, "read " .. path)
 end
 
----Starts a tool call; returns a table that gets `.result` (or `.err`) when it ends.
-local function start(tool, args)
-  local call = {}
-  call.cancel = api.execute(tool, args, {}, function(err, result)
-    call.err, call.result, call.done = err, result, true
-  end)
-  return call
-end
-
-local function wait_pending(n)
-  T.wait(function()
-    return #api.pending() >= n
-  end, n .. " pending review(s)")
-  return api.pending()
-end
-
-local function finished(call)
-  T.wait(function()
-    return call.done
-  end, "the call to end", 20000)
-  T.ok(not call.err, "no protocol error: " .. vim.inspect(call.err))
-  return call.result
-end
+local start, wait_pending, finished = T.start, T.wait_pending, T.finished
 
 local function window_text()
   local win = review.window()
@@ -181,9 +159,10 @@ T.test("an edit overlapping unsaved lines offers editor only, save yours too, or
   T.eq(pending.unsaved, { { file = "overlap.txt", overlaps = true, lines = { { 2, 2 } } } })
   T.contains(pending.title, "overlaps your unsaved changes")
   api.review({ focus = false })
-  local text = window_text()
+  local text = window_text():gsub("\n#   ", " ")
   T.contains(text, "overlaps your unsaved lines")
   T.contains(text, "gu editor only, gs save yours too")
+  T.contains(text, "gu/gs your unsaved lines: editor only / save too", "the hint line names gu/gs")
   api.answer(pending.id, { reply = "once", unsaved = "editor" })
   T.contains(finished(call).output, "applied in the editor only")
   T.eq(T.read(path), "one\ntwo\nthree\n", "disk untouched")

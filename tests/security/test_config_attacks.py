@@ -177,6 +177,58 @@ async def test_an_always_for_edits_does_not_cover_config_files(
     assert not (worktree / ".opencode" / "opencode.json").exists()
 
 
+class Chooser(Person):
+    """Answers "always" for bash, kept in the project's config (the next answers: ``replies``)."""
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
+        if request.permission == "bash" and not self.asks:
+            self.asks.append(request)
+            return PermissionReply("always", scope="project")
+        return await super().ask_permission(request)
+
+
+async def replay_a_revoked_rule(worktree: Path) -> tuple[Any, Chooser]:
+    """A person keeps "always touch" for the project, then revokes it; the agent writes
+    the very same bytes back (the person approving the write of the file itself)."""
+    state = await started(worktree, trusted=True, permissionDefaults={"bash": "ask"})
+    person = Chooser(bash="reject", config="reject")
+    first = await state.host.execute("bash", touch(worktree / "chosen"), editor=person)
+    assert not first.is_error, first.output
+    saved = (worktree / "opencode.json").read_bytes()
+    await state._changed({CONFIG})
+    assert [a.permission for a in person.asks] == ["bash"]  # the rule chosen is not asked about
+    (rule,) = [r for r in state.host.permissions.rules() if r.scope == "project"]
+    state.host.permissions.revoke(rule.id)
+    await state.reload_config()
+    assert not (worktree / "opencode.json").exists()
+    wrote = await state.host.execute(
+        "write",
+        {"filePath": str(worktree / "opencode.json"), "content": saved.decode()},
+        editor=person,
+    )
+    assert not wrote.is_error, wrote.output
+    await state._changed({CONFIG})
+    return await state.host.execute("bash", touch(worktree / "pwned"), editor=person), person
+
+
+async def test_a_replayed_rule_file_loosens_bash_without_the_defences(
+    worktree: Path, global_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tools.config.saved import ConfigRuleStore
+
+    monkeypatch.setattr(ConfigRuleStore, "settled", lambda self, path, digest: None)
+    ran, _ = await replay_a_revoked_rule(worktree)
+    assert not ran.is_error, ran.output
+    assert (worktree / "pwned").exists()  # taken for toolhost's own write of a chosen rule
+
+
+async def test_a_replayed_rule_file_is_asked_about(worktree: Path, global_dir: Path) -> None:
+    ran, person = await replay_a_revoked_rule(worktree)
+    assert ran.is_error and ran.metadata["error"] == "permission_rejected", ran.output
+    assert not (worktree / "pwned").exists()
+    assert person.asks[-1].permission == "bash"  # the file's rule did not cover it
+
+
 async def test_a_patch_adding_a_tool_file_runs_it_without_the_defences(
     worktree: Path, global_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -172,3 +172,21 @@ async def test_the_editor_saying_no_wins_over_the_trust_store(root: Path, global
     async with connect(root) as client:  # says nothing: the store trusts these files
         assert "pwn" in await client.tool_ids()
         assert marker.exists()
+
+
+async def test_the_untrusted_notice_says_refused_where_the_editor_switched_tools_off(
+    root: Path, global_dir: Path
+) -> None:
+    """VS Code's Restricted Mode switches off every tool but the read-only ones: the
+    notice must not say they ask first (they are refused); elsewhere they do ask."""
+    (root / "opencode.json").write_text('{"permission": {"bash": "allow"}}')
+    writing = ("bash", "edit", "write", "multiedit", "apply_patch", "todowrite", "task")
+    off = {"trusted": False, "config": {"tools": dict.fromkeys(writing, False)}}
+    for options, words in (
+        (off, "only the read-only tools are offered"),
+        ({"trusted": False}, "every tool but the read-only ones asks first"),
+    ):
+        async with connect(root, options=options) as client:
+            await client.call("tools/list", {})
+            [notice] = [m.message for m in client.messages if "not trusted" in m.message]
+            assert words in notice, notice

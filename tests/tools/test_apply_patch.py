@@ -882,6 +882,22 @@ def test_transaction_rolls_back_when_aborted(tmp_path: Path) -> None:
     assert not (tmp_path / "second.txt").exists()
 
 
+def test_a_rolled_back_file_gets_its_old_timestamp_back(tmp_path: Path) -> None:
+    """An editor holding the file unsaved compares timestamps on its next save: a write
+    taken back must not look like a change (Neovim asks "changed since reading it")."""
+    path = make(tmp_path / "held.txt", "held\n")
+    os.utime(path, ns=(1_000_000_000, 2_000_000_000))
+    transaction = Transaction()
+    transaction.write(path, b"agent\n")
+    transaction.commit()
+    assert path.stat().st_mtime_ns != 2_000_000_000
+
+    transaction.rollback()
+
+    assert path.read_text() == "held\n"
+    assert path.stat().st_mtime_ns == 2_000_000_000
+
+
 def test_transaction_commits_everything(tmp_path: Path) -> None:
     keep = make(tmp_path / "keep.txt", "k\n")
     gone = make(tmp_path / "gone.txt", "g\n")

@@ -79,6 +79,30 @@ def test_saved_rules_go_to_the_last_read_project_file_and_come_out_again(
     assert json.loads(target.read_text())["permission"] == {"*": "ask"}
 
 
+def test_removing_the_last_rule_removes_what_toolhost_created(tmp_path: Path) -> None:
+    store = ConfigRuleStore(tmp_path)
+    created = store.save("project", "bash", ["ls *"])
+    assert created == tmp_path / "opencode.json"
+    mine = tmp_path / "other"
+    mine.mkdir()
+    (mine / "opencode.json").write_text('{"$schema": "https://opencode.ai/config.json"}')
+    theirs = ConfigRuleStore(mine)
+    theirs.save("project", "bash", ["ls *"])
+    for each in (store, theirs):
+        (saved,) = [a for a in each.saved() if a.scope == "project"]
+        each.remove(saved)
+    assert not created.exists()  # toolhost made it, and it now configured nothing
+    # The person's own file stays, without an empty "permission" section.
+    assert json.loads((mine / "opencode.json").read_text()) == {
+        "$schema": "https://opencode.ai/config.json"
+    }
+    # Every write is on record, so the server can tell toolhost's own from others'.
+    (first, second) = store.writes[created]
+    assert first[0] is None and second[1] is None
+    assert store.own_write(created, None, first[1])
+    assert not store.own_write(created, None, "something else")
+
+
 def test_a_config_with_comments_is_never_rewritten(tmp_path: Path) -> None:
     target = tmp_path / "opencode.jsonc"
     target.write_text('{\n  // mine\n  "permission": {}\n}\n')

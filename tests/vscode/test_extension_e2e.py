@@ -64,6 +64,7 @@ WORKSPACE = {
     "p2.txt": "second file\n",
     "undo-me.txt": "before\n",
     "undo-gone.txt": "deleted by the agent\n",
+    "modal.txt": "modal file\n",
 }
 
 USER_SETTINGS = {
@@ -529,6 +530,7 @@ def test_always_names_what_it_covers_is_kept_in_the_project_and_can_be_revoked(
     rules = scenario.user("rules")
     assert any("commands starting “printf”" in row for row in rules["listed"]), rules["listed"]
     assert step["afterRevoke"].get("bash", {}).get("printf *") is None
+    assert step["fileLeft"] is False, "the opencode.json toolhost created is removed with its rule"
 
 
 def test_reject_with_a_reason_reaches_the_model(scenario: Scenario) -> None:
@@ -546,6 +548,17 @@ def test_reject_leaves_the_file_untouched(scenario: Scenario) -> None:
     assert step["isError"] and step["kind"] == "permission_rejected", step
     assert step["disk"] == "keep me as I am\n"
     assert step["buffer"] in (None, "keep me as I am\n")
+
+
+def test_a_space_typed_at_the_modal_dialog_answers_nothing_and_opens_no_second_diff(
+    scenario: Scenario,
+) -> None:
+    user = scenario.user("modal-space")
+    assert user["pressed"] == "Space"
+    step = scenario.step("modal-space")
+    assert step["pending"] is True, step  # the focused button only showed the diff
+    assert step["unchanged"] is True, step
+    assert step["diffTabs"] == 1, step
 
 
 def test_a_command_waits_for_an_answer_by_default(scenario: Scenario) -> None:

@@ -133,6 +133,16 @@ def test_a_tool_file_created_after_start_is_never_imported(
     assert "folder not trusted: the editor does not trust this folder" in logs
 
 
+def test_a_tools_folder_moved_back_in_stops_the_sidecar(
+    restricted: tuple[e2e.Scenario, Path],
+) -> None:
+    scenario, tmp = restricted
+    step = scenario.step("restricted-tools-moved-back-in")
+    assert step["before"].startswith("running"), step
+    assert "has its own tool code" in step["after"], step
+    assert step["imported"] is False and not (tmp / "pwned-by-import").exists()
+
+
 def test_the_browser_saw_no_workbench_errors(restricted: tuple[e2e.Scenario, Path]) -> None:
     scenario, _ = restricted
     assert not e2e.workbench_errors(scenario.driver)

@@ -129,7 +129,7 @@ async def test_what_each_prompt_carries(fresh: WireClient, root: Path, base: Pat
     assert list(by_title) == [
         "Run `echo hi` in src/",
         "Run `echo there` in the project root",
-        "Edit written.txt",
+        "Create written.txt (new file)",
         "Read .env",
         "Fetch https://example.invalid/page",
         f"Access files outside the project: {outside.as_posix()}/*",
@@ -142,7 +142,7 @@ async def test_what_each_prompt_carries(fresh: WireClient, root: Path, base: Pat
     assert command["metadata"]["workdir"] == str(root / "src")
     assert command["patterns"] == ["echo hi"]
     assert command["always"] == ["echo *"]  # what an "always" reply would allow
-    edit = by_title["Edit written.txt"]
+    edit = by_title["Create written.txt (new file)"]
     assert edit["permission"] == "edit" and edit["patterns"] == ["written.txt"]
     assert "+alpha" in edit["metadata"]["diff"]
     (created, inserted) = edit["metadata"]["edit"]["documentChanges"]  # the exact change
@@ -250,7 +250,7 @@ async def test_a_prompt_shown_without_permission_ask_can_allow_always(tmp_path: 
             result = await client.execute("write", {"filePath": "a.txt", "content": content})
             assert result["isError"] is False, result["output"]
         [prompt] = client.prompts
-        assert prompt.message.startswith("Edit a.txt")
+        assert prompt.message.startswith("Create a.txt (new file)")
         # "Always" says what it covers: this file only.
         client.prompt_choice = "Reject"
         result = await client.execute("write", {"filePath": "b.txt", "content": "x"})

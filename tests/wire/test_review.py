@@ -102,6 +102,20 @@ async def test_a_two_hunk_edit_applies_only_the_accepted_hunk(
     assert "LINE 18" not in result["metadata"]["diff"]
 
 
+async def test_naming_every_hunk_is_accepting_all_of_it(editor: FakeEditor, root: Path) -> None:
+    """What Neovim's answer(id, {hunks = {every hunk}}) sends: the model is not told that
+    only part was applied."""
+    path = root / "every.txt"
+    path.write_text(LINES)
+    await read(editor, path)
+    editor.ask_reply = {"reply": "once", "hunks": ["every.txt#1", "every.txt#2"]}
+    new = LINES.replace("line 2\n", "LINE 2\n").replace("line 18\n", "LINE 18\n")
+    result = await ok(editor, "write", {"filePath": str(path), "content": new})
+    assert path.read_text() == new
+    assert "only part" not in result["output"]
+    assert "Not applied" not in result["output"]
+
+
 async def test_a_patch_is_answered_per_file(editor: FakeEditor, root: Path) -> None:
     (root / "keep.txt").write_text("keep\n")
     (root / "drop.txt").write_text("drop\n")
@@ -244,12 +258,52 @@ async def test_always_by_scope_listed_and_revoked(editor: FakeEditor, root: Path
     for pattern in ("ls *", "git --version *"):
         answer = await editor.call("permission/revoke", {"id": by_pattern[pattern]["id"]})
         assert answer["revoked"] is True
-    assert json.loads((root / "opencode.json").read_text())["permission"] == {}
+    # toolhost created the file for the rule: with the rule gone, so is the file (a folder
+    # with no project config has nothing an editor must ask to trust).
+    assert not (root / "opencode.json").exists()
     assert (await editor.call("permission/rules", {}))["rules"] == []
     editor.ask_reply = {"reply": "once"}
     await ok(editor, "bash", {"command": "ls -l", "description": "list"})
     assert len(editor.asks) == asked + 1  # asks again
     assert (await editor.call("permission/revoke", {"id": "nope"}))["revoked"] is False
+
+
+async def test_an_always_saved_for_the_project_is_not_asked_about_again(tmp_path: Path) -> None:
+    """The rule the person just chose is in force at once: toolhost's own write of it is
+    not reviewed as a config change that loosens a rule (the editor answering every
+    further ask with "reject" would otherwise see one), and the prompt named the file."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "opencode.json").write_text('{"model": "x/y"}\n')
+    async with connect_editor(root, EDITING, permissionDefaults=REVIEW, trusted=True) as client:
+        client.ask_reply = {"reply": "always", "scope": "project"}
+        await ok(client, "bash", {"command": "ls -a", "description": "list"})
+        (ask,) = client.asks
+        assert ask["ruleFiles"]["project"] == str(root / "opencode.json")
+        assert ask["ruleFiles"]["user"].endswith("/opencode/opencode.json")
+        client.ask_reply = {"reply": "reject"}
+        await asyncio.sleep(1.5)  # the watcher polls every 0.5 s
+        assert [a["tool"] for a in client.asks] == ["bash"], client.asks[1:]
+        await ok(client, "bash", {"command": "ls -l", "description": "again"})
+        assert len(client.asks) == 1
+        saved = json.loads((root / "opencode.json").read_text())
+        assert saved == {"model": "x/y", "permission": {"bash": {"ls *": "allow"}}}
+        # Someone else loosening the same file is still asked about.
+        (root / "opencode.json").write_text(json.dumps({**saved, "permission": "allow"}))
+        async with asyncio.timeout(10):
+            while len(client.asks) == 1:
+                await asyncio.sleep(0.05)
+        assert client.asks[1]["tool"] == "toolhost"
+        # Revoked: the file keeps what the person wrote, and no empty section.
+        (root / "opencode.json").write_text(json.dumps(saved))
+        await asyncio.sleep(1)
+        rule = next(
+            r
+            for r in (await client.call("permission/rules", {}))["rules"]
+            if r["pattern"] == "ls *"
+        )
+        assert (await client.call("permission/revoke", {"id": rule["id"]}))["revoked"] is True
+        assert json.loads((root / "opencode.json").read_text()) == {"model": "x/y"}
 
 
 async def test_a_withdrawn_ask_is_announced_by_its_id(editor: FakeEditor, root: Path) -> None:

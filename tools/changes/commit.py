@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.changes import diagnostics, failures, review
+from tools.changes import diagnostics, failures, fresh, review
 from tools.changes.changeset import ChangeSet, Described, FileChange, PreparedChange, new_text
 from tools.changes.diff import FileDiff, diff_texts, trim_diff
 from tools.changes.load import single_file
@@ -502,8 +502,15 @@ async def commit(
     plan = await ctx.run_blocking(review.plan, changeset, described, ctx.worktree)
     reply = await _ask(ctx, changeset, described, title, ask_metadata or {}, plan)
     narrowed = review.narrow(changeset, plan, reply, ctx.worktree)
-    if narrowed.changeset is not changeset:
-        changeset = narrowed.changeset
+    # A review may take minutes: files changed meanwhile get the change on their new text.
+    refreshed = fresh.Refreshed(narrowed.changeset)
+    if reply is not None:
+        still = frozenset(p for p in changeset.unsaved if ctx.editor.unsaved_text(p) is not None)
+        refreshed = await ctx.run_blocking(
+            fresh.onto_current, narrowed.changeset, ctx.worktree, ctx.real, still
+        )
+    if refreshed.changeset is not changeset:
+        changeset = refreshed.changeset
         described = await _describe_all(ctx, changeset)
     rebased = await ctx.run_blocking(review.rebase_unsaved, changeset)
     unsaved = plan_unsaved(ctx, changeset, reply, rebased)
@@ -538,6 +545,7 @@ async def commit(
     }
     current = {p: f.text for p, f in changeset.finals().items() if f is not None}
     notes = [
+        *refreshed.notes,
         *review.report(narrowed, current),
         *unsaved.notes,
         *(p.note for p in through_editor if p.note),
@@ -556,12 +564,14 @@ async def commit_file(
     bom: bool = False,
 ) -> Committed:
     """One file's whole new text, as ``edit``, ``write`` and ``multiedit`` change it:
-    asked as ``Edit <path>``, with the path in the ask's metadata. ``bom``: a new file
-    is written with a UTF-8 BOM (its content started with one)."""
+    asked as ``Edit <path>`` (a new file: ``Create <path> (new file)``), with the path in
+    the ask's metadata. ``bom``: a new file is written with a UTF-8 BOM (its content
+    started with one)."""
+    rel = relative(path, ctx.worktree)
     return await commit(
         ctx,
         single_file(new_text(path, before, after, bom=bom), unsaved),
-        title=f"Edit {relative(path, ctx.worktree)}",
+        title=f"Edit {rel}" if before is not None else f"Create {rel} (new file)",
         ask_metadata={"filepath": str(path)},
         other_files=other_files,
     )

@@ -115,7 +115,7 @@ def rebase_unsaved(changeset: ChangeSet) -> dict[Path, Rebased]:
 @dataclass
 class Narrowed:
     changeset: ChangeSet
-    narrowed: bool = False  # the person kept only part of the change
+    narrowed: bool = False  # the person left out some of the change
     applied: list[Hunk] = field(default_factory=list)
     rejected: list[Hunk] = field(default_factory=list)
     applied_files: list[str] = field(default_factory=list)  # changed in part or whole
@@ -193,6 +193,9 @@ def narrow(
             metadata={"feedback": reply.message} if reply.message else None,
         )
     result.changeset = ChangeSet(kept, changeset.unsaved)
+    # Naming every hunk (or file) is accepting all of it: the model is told "part" only
+    # when something was left out.
+    result.narrowed = bool(result.rejected or result.rejected_files)
     return result
 
 

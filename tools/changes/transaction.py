@@ -61,6 +61,7 @@ class _Original:
     link: str = ""
     created_dirs: tuple[Path, ...] = ()  # made for this path, deepest first
     read_only: bool = False  # a file whose own mode forbids writing it
+    times_ns: tuple[int, int] | None = None  # a file's (atime, mtime), put back with it
 
 
 @dataclass(eq=False)
@@ -254,7 +255,8 @@ def _snapshot(path: Path, *, creating: bool) -> _Original:
     if stat.S_ISREG(info.st_mode):
         data, info = dirfd.read_file(path)
         mode = stat.S_IMODE(info.st_mode)
-        return _Original(path, "file", data, mode, read_only=not writable(info))
+        times = (info.st_atime_ns, info.st_mtime_ns)
+        return _Original(path, "file", data, mode, read_only=not writable(info), times_ns=times)
     if stat.S_ISDIR(info.st_mode):
         return _Original(path, "directory")  # replacing or unlinking it fails untouched
     raise _Refused(f"{path} is not a regular file")
@@ -283,6 +285,11 @@ def _restore(original: _Original) -> bool:
     path = original.path
     if original.kind == "file":
         atomic_write(path, original.data, original.mode, real=path)
+        if original.times_ns is not None:
+            # Its old timestamp too: an editor holding the file unsaved would otherwise
+            # warn on its next save that the file changed since it was read.
+            with contextlib.suppress(OSError):
+                os.utime(path, ns=original.times_ns, follow_symlinks=False)
         return True
     if dirfd.lstat(path) is not None:
         dirfd.unlink(path)

@@ -10,10 +10,19 @@ Files are rewritten as plain JSON (two-space indent, keys in their order).  A fi
 with comments or trailing commas is never rewritten, since that would lose what the
 person wrote; they are told which line to add instead.  The server watches these
 files, so a change here reaches the rules on the next read of the config.
+
+Every write is recorded (``writes``: the file's content hash before and after), so the
+server can tell toolhost's own write of a rule the person just chose from a change
+someone else made, and accept the first without asking again.  Removing the last rule
+leaves nothing behind: an emptied entry or ``permission`` section goes, and a file that
+toolhost created and that now configures nothing is deleted (``created.json`` in
+toolhost's state folder remembers which files those are, across restarts).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -33,11 +42,39 @@ ROOT_CANDIDATES = ("opencode.json", "opencode.jsonc")
 USER_CANDIDATES = ("config.json", "opencode.json", "opencode.jsonc")
 
 
+# A file's content hash (sha1 of its bytes, as ``tools.custom.discovery.digest``); None: absent.
+Digest = str | None
+
+
 class ConfigRuleStore(RuleStore):
     def __init__(self, worktree: Path, on_written: Callable[[Path], None] | None = None) -> None:
         self.worktree = worktree
         # Told of every file written (checkpoints: toolhost's write, not a change outside).
         self.on_written = on_written or (lambda path: None)
+        # Per file, each write toolhost made: (hash before, hash after), oldest first.
+        self.writes: dict[Path, list[tuple[Digest, Digest]]] = {}
+
+    def targets(self) -> dict[str, str]:
+        """Where an "always" of each saved scope would be written, for the prompt's labels."""
+        return {scope: str(self.target(scope)) for scope in ("project", "user")}
+
+    def own_write(self, path: Path, before: Digest, now: Digest) -> bool:
+        """True when toolhost's own writes alone take ``path`` from ``before`` to ``now``."""
+        if before == now:
+            return False
+        reached = before
+        for old, new in self.writes.get(Path(os.path.abspath(path)), []):
+            if old == reached:
+                reached = new
+                if reached == now:
+                    return True
+        return False
+
+    def settled(self, path: Path, digest: Digest) -> None:
+        # Spent, so the same bytes written again later (a replay) are not taken for ours.
+        writes = self.writes.get(Path(os.path.abspath(path)), [])
+        last = max((i for i, (_, after) in enumerate(writes) if after == digest), default=-1)
+        del writes[: last + 1]
 
     def files(self, scope: Scope) -> list[Path]:
         """The JSON config files of ``scope``, in the order they are read."""
@@ -59,7 +96,10 @@ class ConfigRuleStore(RuleStore):
 
     def save(self, scope: Scope, permission: str, patterns: Iterable[str]) -> Path:
         path = self.target(scope)
+        before = _digest(path)
         data = _read(path, permission, list(patterns))
+        if before is None:
+            _remember_created(path)
         section = _permission_section(data)
         entry = section.get(permission)
         if not isinstance(entry, dict):
@@ -68,8 +108,7 @@ class ConfigRuleStore(RuleStore):
             entry.pop(pattern, None)  # re-added last: the last matching rule wins
             entry[pattern] = "allow"
         section[permission] = entry
-        _write(path, data)
-        self.on_written(path)
+        self._write(path, before, data)
         return path
 
     def saved(self) -> list[Approval]:
@@ -84,6 +123,7 @@ class ConfigRuleStore(RuleStore):
         path = approval.source
         if path is None:
             raise SaveError("the rule names no config file")
+        before = _digest(path)
         data = _read(path, approval.rule.permission, None)
         section = _permission_section(data)
         rule = approval.rule
@@ -96,8 +136,31 @@ class ConfigRuleStore(RuleStore):
             del section[rule.permission]
         else:
             raise SaveError(f"{path} no longer has that rule")
-        _write(path, data)
+        if not section:
+            del data["permission"]  # an empty section configures nothing
+        if str(path) in _created() and set(data) <= {"$schema"}:
+            try:
+                path.unlink()
+            except OSError as error:
+                raise SaveError(f"could not remove {path}: {error.strerror or error}") from error
+            self._wrote(path, before, None)
+            _forget_created(path)
+            return
+        self._write(path, before, data)
+
+    def _write(self, path: Path, before: Digest, data: dict[str, Any]) -> None:
+        self._wrote(path, before, _write(path, data))
+
+    def _wrote(self, path: Path, before: Digest, after: Digest) -> None:
+        self.writes.setdefault(Path(os.path.abspath(path)), []).append((before, after))
         self.on_written(path)
+
+
+def _digest(path: Path) -> Digest:
+    try:
+        return hashlib.sha1(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _read(path: Path, permission: str, patterns: list[str] | None) -> dict[str, Any]:
@@ -136,13 +199,53 @@ def _permission_section(data: dict[str, Any]) -> dict[str, Any]:
     return section
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def _write(path: Path, data: dict[str, Any]) -> str:
+    """Writes ``data`` as JSON; returns the hash of the bytes written."""
+    raw = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     try:
         os.makedirs(path.parent, exist_ok=True)
-        atomic_write(path, text.encode("utf-8"), None)
+        atomic_write(path, raw, None)
     except OSError as error:
         raise SaveError(f"could not write {path}: {error.strerror or error}") from error
+    return hashlib.sha1(raw).hexdigest()
+
+
+# --- which files (and sections) toolhost created, so removing the last rule removes them --
+
+
+def _created_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("toolhost")) / "created.json"
+
+
+def _created() -> list[str]:
+    """The config files toolhost created to save a rule in (and did not remove yet)."""
+    try:
+        data = json.loads(_created_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [item for item in data if isinstance(item, str)] if isinstance(data, list) else []
+
+
+def _store_created(entries: list[str]) -> None:
+    # Best effort: without the record a file toolhost created is only kept, never lost.
+    with contextlib.suppress(OSError):
+        path = _created_path()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(path, json.dumps(entries, indent=2).encode("utf-8"), None)
+
+
+def _remember_created(path: Path) -> None:
+    entries = _created()
+    if str(path) not in entries:
+        _store_created([*entries, str(path)])
+
+
+def _forget_created(path: Path) -> None:
+    entries = _created()
+    if str(path) in entries:
+        _store_created([e for e in entries if e != str(path)])
 
 
 def _allow_rules(path: Path, scope: Scope) -> list[Approval]:

@@ -48,6 +48,18 @@ class RuleStore:
     def save(self, scope: Scope, permission: str, patterns: Iterable[str]) -> Path:
         raise SaveError("this host has no config files to save rules in")
 
+    def targets(self) -> dict[str, str]:
+        """Per saved scope ("project", "user"), the file an "always" would be written to."""
+        return {}
+
+    def own_write(self, path: Path, before: str | None, now: str | None) -> bool:
+        """True when this store's own writes alone took ``path`` from hash ``before`` to
+        ``now`` (None: absent)."""
+        return False
+
+    def settled(self, path: Path, digest: str | None) -> None:
+        """``path`` holding ``digest`` is now accepted: its writes up to there are spent."""
+
     def saved(self) -> list[Approval]:
         return []
 

@@ -80,6 +80,8 @@ class PermissionRequest:
     # What "always" may cover; the first is the default (``always``). Empty: from ``always``.
     always_options: list[AlwaysOption] = field(default_factory=list)
     id: str = field(default_factory=new_ask_id)
+    # Where an "always" of scope project / user would be saved (the real paths, for labels).
+    rule_files: dict[str, str] = field(default_factory=dict)
 
     def options(self) -> list[AlwaysOption]:
         if self.always_options:
@@ -90,7 +92,7 @@ class PermissionRequest:
         return [AlwaysOption("default", tuple(self.always), label)]
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        wire: dict[str, Any] = {
             "id": self.id,
             "sessionID": self.session_id,
             "callID": self.call_id,
@@ -103,6 +105,9 @@ class PermissionRequest:
             "metadata": self.metadata,
             "alwaysOptions": [option.to_wire() for option in self.options()],
         }
+        if self.rule_files:
+            wire["ruleFiles"] = dict(self.rule_files)
+        return wire
 
 
 UnsavedChoice = Literal["editor", "save"]

@@ -94,6 +94,8 @@ class PermissionService:
         )
         if not needed and not force:
             return None
+        if request.options() and not request.rule_files:
+            request.rule_files = self.store.targets()
         reply = await self._ask_once(request, asker)
         if reply.reply == "reject":
             self._reject_pending(request.session_id)

@@ -113,6 +113,10 @@ export class ToolCaller implements ToolhostApi {
         // The model should hear that a person stopped it, not see a failure of the tool.
         return stoppedResult(tool);
       }
+      if (this.server.wasStopped(client)) {
+        // Not vscode-jsonrpc's "Pending response rejected since connection got disposed".
+        return restartedResult(tool);
+      }
       throw error;
     } finally {
       fromCaller?.dispose();
@@ -142,6 +146,18 @@ export function stoppedResult(tool: string): ToolResult {
     title: `${tool} stopped`,
     output: `The user stopped this ${tool} call in VS Code before it finished. Ask them before running it again.`,
     metadata: { error: 'cancelled', stoppedBy: 'user' },
+    isError: true,
+  };
+}
+
+export function restartedResult(tool: string): ToolResult {
+  return {
+    title: `${tool} ended by a restart`,
+    output:
+      `toolhost was restarted in VS Code (Toolhost: Restart, a changed setting, or an install) while this ${tool} ` +
+      'call was running, so it ended there: a review it waited for was withdrawn unanswered, and a command ' +
+      'it ran was stopped. Read the files it touches before running it again if it is still needed.',
+    metadata: { error: 'restarted' },
     isError: true,
   };
 }

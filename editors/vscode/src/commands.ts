@@ -38,25 +38,42 @@ export function registerCommands(
   results: ResultDocuments,
 ): vscode.Disposable[] {
   return [
-    vscode.commands.registerCommand(COMMANDS.listTools, () => listTools(api, results)),
+    vscode.commands.registerCommand(COMMANDS.listTools, () => listTools(server, api, results)),
     vscode.commands.registerCommand(COMMANDS.runTool, (tool?: string, args?: Record<string, unknown>) =>
-      runTool(api, results, tool, args),
+      runTool(server, api, results, tool, args),
     ),
     vscode.commands.registerCommand(COMMANDS.showLog, () => log().show()),
     vscode.commands.registerCommand(COMMANDS.restart, () => server.restartNow()),
+    vscode.commands.registerCommand(COMMANDS.install, () => server.installAndStart()),
   ];
+}
+
+/** An error for a person; while toolhost is not installed, with the button that installs it. */
+async function showUnavailable(server: ServerManager, message: string): Promise<void> {
+  if (server.state.kind !== 'missing' || !server.canInstall()) {
+    void vscode.window.showErrorMessage(message);
+    return;
+  }
+  const install = 'Install toolhost';
+  if ((await vscode.window.showErrorMessage(message, install)) === install) {
+    await server.installAndStart();
+  }
 }
 
 interface ToolPick extends vscode.QuickPickItem {
   tool: ToolInfo;
 }
 
-async function pickTool(api: ToolCaller, title: string): Promise<ToolInfo | undefined> {
+async function pickTool(
+  server: ServerManager,
+  api: ToolCaller,
+  title: string,
+): Promise<ToolInfo | undefined> {
   let tools: ToolInfo[];
   try {
     tools = await api.listTools();
   } catch (error) {
-    void vscode.window.showErrorMessage(errorText(error));
+    void showUnavailable(server, errorText(error));
     return undefined;
   }
   const picks: ToolPick[] = tools.map((tool) => ({
@@ -69,15 +86,16 @@ async function pickTool(api: ToolCaller, title: string): Promise<ToolInfo | unde
   return picked?.tool;
 }
 
-async function listTools(api: ToolCaller, results: ResultDocuments): Promise<void> {
-  const tool = await pickTool(api, 'toolhost: tools (pick one to run it)');
+async function listTools(server: ServerManager, api: ToolCaller, results: ResultDocuments): Promise<void> {
+  const tool = await pickTool(server, api, 'toolhost: tools (pick one to run it)');
   if (tool) {
-    await runTool(api, results, tool.id);
+    await runTool(server, api, results, tool.id);
   }
 }
 
 /** Runs a tool: picked and given JSON arguments in the UI unless passed in. */
 export async function runTool(
+  server: ServerManager,
   api: ToolCaller,
   results: ResultDocuments,
   toolId?: string,
@@ -86,7 +104,7 @@ export async function runTool(
   let id = toolId;
   let template = '{}';
   if (!id) {
-    const tool = await pickTool(api, 'toolhost: run a tool');
+    const tool = await pickTool(server, api, 'toolhost: run a tool');
     if (!tool) {
       return undefined;
     }
@@ -127,7 +145,7 @@ export async function runTool(
     return result;
   } catch (error) {
     if (!(error instanceof vscode.CancellationError)) {
-      void vscode.window.showErrorMessage(`toolhost: ${tool} could not run: ${errorText(error)}`);
+      void showUnavailable(server, `toolhost: ${tool} could not run: ${errorText(error)}`);
     }
     return undefined;
   }

@@ -66,9 +66,29 @@ export function prepare(tool: ContributedTool, input: Input): vscode.PreparedToo
   return prepared;
 }
 
-/** Tools that change things or reach the network are confirmed in chat first. */
+/** What the sidecar asks about with `toolhost.review.byDefault` (REVIEW_DEFAULTS: edit, bash). */
+const REVIEWED = new Set(['edit', 'write', 'multiedit', 'apply_patch', 'bash']);
+
+/**
+ * Whether toolhost's own review (with the diff) follows for this tool: then VS Code's
+ * generic confirmation would only be a second prompt, with less in it. Not when the
+ * person chose to skip that review after a confirmation (toolhost.copilot.*).
+ */
+export function reviewFollows(tool: ContributedTool): boolean {
+  const config = vscode.workspace.getConfiguration('toolhost');
+  if (config.get<boolean>('review.byDefault', true) === false) {
+    return false;
+  }
+  if (config.inspect<boolean>('copilot.skipReviewAfterConfirmation')?.globalValue === true) {
+    return false;
+  }
+  return REVIEWED.has(tool.id);
+}
+
+/** Tools that change things or reach the network are confirmed in chat first, unless
+ * toolhost's review follows. */
 export function needsConfirmation(tool: ContributedTool): boolean {
-  return !tool.readOnly || tool.openWorld;
+  return (!tool.readOnly || tool.openWorld) && !reviewFollows(tool);
 }
 
 function str(value: unknown): string {
@@ -116,6 +136,41 @@ function confirmationText(id: string, input: Input): string {
   if (id === 'webfetch') {
     return `Fetch ${str(input.url)}`;
   }
+  const words = changeInWords(id, input);
+  if (words) {
+    return words;
+  }
   const json = JSON.stringify(input, null, 2);
   return '```json\n' + (json.length > 2000 ? `${json.slice(0, 2000)}\n…` : json) + '\n```';
+}
+
+function lines(text: string): number {
+  return text === '' ? 0 : text.replace(/\n$/, '').split('\n').length;
+}
+
+function count(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
+}
+
+/** An edit said in words: which file, and what changes in it. */
+function changeInWords(id: string, input: Input): string | undefined {
+  const file = str(input.filePath);
+  switch (id) {
+    case 'edit': {
+      const all = input.replaceAll === true ? ' (every occurrence)' : '';
+      return `Edit ${file}: replace ${count(lines(str(input.oldString)), 'line')} with ${count(lines(str(input.newString)), 'line')}${all}.`;
+    }
+    case 'multiedit':
+      return `Edit ${file}: ${count(Array.isArray(input.edits) ? input.edits.length : 0, 'change')}.`;
+    case 'write':
+      return `Write ${file} (${count(lines(str(input.content)), 'line')}), replacing what it holds if it exists.`;
+    case 'apply_patch': {
+      const files = [...str(input.patchText).matchAll(/^\*\*\* (Add|Update|Delete) File: (.+)$/gm)].map(
+        (m) => `${m[1].toLowerCase()} ${m[2]}`,
+      );
+      return `Apply a patch: ${files.join(', ') || 'no file named'}.`;
+    }
+    default:
+      return undefined;
+  }
 }

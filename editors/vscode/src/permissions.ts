@@ -29,12 +29,19 @@ export function permissionDefaults(): Record<string, string> | undefined {
 export class PermissionsFamily implements RequestFamily {
   readonly flags = ['permissionAsk'] as const;
   private client: LanguageClient | undefined;
+  private readonly asked = new Set<string>(); // ids of the reviews open now
 
   constructor(private readonly reviews: ReviewController) {}
 
   register(client: LanguageClient): vscode.Disposable[] {
     this.client = client;
+    const asked = this.asked;
     return [
+      // The sidecar is stopped (a restart): nothing will read these answers any more.
+      new vscode.Disposable(() => {
+        for (const id of [...asked]) this.reviews.withdraw(id, 'because the sidecar was restarted');
+        asked.clear();
+      }),
       client.onRequest('permission/ask', (params: PermissionAsk, token: CancellationToken) =>
         this.ask(params, token),
       ),
@@ -50,7 +57,12 @@ export class PermissionsFamily implements RequestFamily {
       traceInfo(`permission/ask ${params.tool}: VS Code confirmed this call already; allowed once`);
       return Promise.resolve({ reply: 'once' });
     }
-    return this.reviews.ask(params, token);
+    const id = params.id;
+    if (typeof id !== 'string') {
+      return this.reviews.ask(params, token);
+    }
+    this.asked.add(id);
+    return this.reviews.ask(params, token).finally(() => this.asked.delete(id));
   }
 
   /**

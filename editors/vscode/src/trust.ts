@@ -86,19 +86,26 @@ export function watchTrust(server: {
   ];
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!vscode.workspace.isTrusted && folder) {
+    // Everything under .opencode: a folder moved in (`mv tools .opencode/`) is one
+    // event for the folder, none for the files it brings. What is there now decides.
     const watcher = vscode.workspace.createFileSystemWatcher(
-      new vscode.RelativePattern(folder, CUSTOM_TOOL_GLOB),
+      new vscode.RelativePattern(folder, CUSTOM_TOOL_WATCH),
     );
     subscriptions.push(
       watcher,
-      watcher.onDidCreate(() => void server.restartNow()),
+      watcher.onDidCreate(() => {
+        if (startBlocker() !== undefined) {
+          void server.restartNow();
+        }
+      }),
     );
   }
   return subscriptions;
 }
 
-/** The folders whose files the sidecar loads as custom tools (and so runs). */
-export const CUSTOM_TOOL_GLOB = '.opencode/{tool,tools}/*.{py,js,ts}';
+/** What the Restricted Mode watcher sees: .opencode itself and all below it (the
+ * sidecar loads .opencode/{tool,tools}/*.{py,js,ts} as custom tools, and so runs them). */
+export const CUSTOM_TOOL_WATCH = '{.opencode,.opencode/**}';
 const CUSTOM_TOOL_FILE = /\.(py|js|ts)$/;
 
 /** Why the sidecar must not start in this workspace now, or undefined. */

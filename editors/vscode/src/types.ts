@@ -50,6 +50,8 @@ export interface PermissionAsk {
   /** The ask's id; `permission/withdrawn` names it. */
   id?: string;
   alwaysOptions?: AlwaysOption[];
+  /** The config file an "always" of each scope is saved to (absolute paths). */
+  ruleFiles?: { project?: string; user?: string };
   sessionID: string;
   callID: string;
   messageID?: string;

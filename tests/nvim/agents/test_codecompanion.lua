@@ -88,6 +88,12 @@ T.test("a chat calls toolhost_read and toolhost_edit and gets the results back",
   end, "the model's final answer in the chat", 60000)
   T.eq(T.read(root .. "/greet.py"), "def greet():\n    return 'hello'\n", "the file")
   T.eq(#require("toolhost").pending(), 0, "nothing left to review")
+  -- The person's chat shows one line per result; the model gets the whole output.
+  local shown_chat = table.concat(vim.api.nvim_buf_get_lines(chat.bufnr, 0, -1, false), "\n")
+  T.not_contains(shown_chat, "<content>", "no raw read output in the chat")
+  T.not_contains(shown_chat, "<path>", "no raw read output in the chat")
+  T.contains(shown_chat, "**toolhost_read**: `greet.py`", "the read, in one line")
+  T.contains(shown_chat, "**toolhost_edit**: `greet.py`", "the edit, in one line")
 
   local requests = recorded().requests
   T.eq(#requests, 3, "chat requests that offered tools")
@@ -150,7 +156,9 @@ T.test("a new custom tool joins codecompanion's tools after tools/listChanged", 
   T.wait(function()
     return output ~= nil
   end, "the shout call", 30000)
-  T.eq(output, { status = "success", data = "HEY" }, "output_cb's result")
+  T.eq(output.status, "success", "output_cb's status")
+  T.eq(output.data.for_llm, "HEY", "what the model reads")
+  T.eq(output.data.for_user, "**toolhost_shout**: HEY", "the line the chat shows")
 end)
 
 T.run()

@@ -389,7 +389,20 @@ async function confirm(page, expect) {
   return { dialog: text, clicked: expect.button };
 }
 
+/** A key pressed wherever the focus is (a dialog's, say), with no click first. */
+async function press(page, expect) {
+  await page.keyboard.press(expect.key);
+  await pause(500);
+  if (expect.shot) await shoot(page, expect.shot);
+  const dialog = await page
+    .locator('.monaco-dialog-box')
+    .allInnerTexts()
+    .catch(() => []);
+  return { pressed: expect.key, dialog: dialog.map((t) => t.trim()) };
+}
+
 const ACTS = {
+  press,
   toast: answerToast,
   dismiss,
   key,

@@ -93,6 +93,85 @@ local function edited_documents(edit)
   return docs
 end
 
+---While the user is in insert mode in a buffer the edit changes, the edit waits until
+---they leave it: landing mid-insert would cut their typing into two undo steps (Neovim
+---closes the undo block around a change made from outside). If they typed meanwhile,
+---the version check below refuses the edit and the sidecar makes it again on the new
+---text (server/editor_writes.py).
+---@param edit table lsp.WorkspaceEdit
+function M.wait_for_insert(edit)
+  local function typing()
+    local mode = vim.api.nvim_get_mode().mode
+    if not (mode:sub(1, 1) == "i" or mode:sub(1, 1) == "R") then
+      return nil
+    end
+    local current = vim.api.nvim_get_current_buf()
+    for _, doc in ipairs(edited_documents(edit)) do
+      if doc.buf == current then
+        return doc
+      end
+    end
+  end
+  local doc = typing()
+  if not doc then
+    return
+  end
+  log.info("an edit of %s waits until you leave insert mode", doc.fname)
+  util.await(function(done)
+    vim.api.nvim_create_autocmd({ "InsertLeave", "BufLeave" }, { once = true, callback = done })
+  end)
+end
+
+---An edit that ends at the position after a buffer's final newline (line = line count,
+---character 0: the end of the document in LSP) is made to end at the end of the last line
+---instead: Neovim's handler adds an empty line for it ("a\nb\n" + "c\n" at 2:0 gives
+---a, b, c and ""), so an agent appending a line would leave a blank one behind.
+---@param edit table lsp.WorkspaceEdit
+---@param encoding string the client's offset encoding
+local function end_at_last_line(edit, encoding)
+  local function fix(buf, edits)
+    local count = vim.api.nvim_buf_line_count(buf)
+    if count == 0 or not vim.bo[buf].eol then
+      return
+    end
+    local last = vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or ""
+    local finish = { line = count - 1, character = vim.str_utfindex(last, encoding) }
+    for _, e in ipairs(type(edits) == "table" and edits or {}) do
+      local range, text = type(e) == "table" and e.range, type(e) == "table" and e.newText
+      if
+        type(range) == "table"
+        and type(text) == "string"
+        and text:sub(-1) == "\n"
+        and range["end"].line == count
+        and range["end"].character == 0
+      then
+        text = text:sub(1, -2)
+        if range.start.line >= count then
+          range.start, text = finish, "\n" .. text
+        end
+        e.range = { start = range.start, ["end"] = finish }
+        e.newText = text
+      end
+    end
+  end
+  for _, change in ipairs(type(edit.documentChanges) == "table" and edit.documentChanges or {}) do
+    local fname = type(change) == "table"
+      and change.textDocument
+      and util.uri_to_fname(change.textDocument.uri)
+    local buf = fname and util.loaded_buffer(fname)
+    if buf then
+      fix(buf, change.edits)
+    end
+  end
+  for uri, edits in pairs(type(edit.changes) == "table" and edit.changes or {}) do
+    local fname = util.uri_to_fname(uri)
+    local buf = fname and util.loaded_buffer(fname)
+    if buf then
+      fix(buf, edits)
+    end
+  end
+end
+
 ---workspace/applyEdit: Neovim's own handler (the client's offset encoding, one undo
 ---step, cursor and marks kept), after two checks it does not make: a versioned edit
 ---for a buffer that changed since is refused (Neovim would only print a message and
@@ -107,6 +186,7 @@ function M.apply_edit(err, params, ctx)
       failureReason = "workspace/applyEdit needs params.edit (a WorkspaceEdit)",
     }
   end
+  M.wait_for_insert(edit)
   for _, doc in ipairs(edited_documents(edit)) do
     if doc.buf then
       local current = vim.lsp.util.buf_versions[doc.buf]
@@ -148,6 +228,8 @@ function M.apply_edit(err, params, ctx)
       end
     end
   end
+  local client = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+  end_at_last_line(edit, client and client.offset_encoding or "utf-16")
   break_undo()
   -- Without the label: Neovim would print it for every edit the agent makes.
   local result = vim.lsp.handlers["workspace/applyEdit"](err, { edit = edit }, ctx)
@@ -206,6 +288,29 @@ function M.disk_written(_, params)
       M.remember(buf)
     end
   end
+end
+
+---BufModifiedSet: Neovim calls a buffer unmodified when undo takes it back to its last
+---save; but if the sidecar wrote the agent's change to the file since (the buffer had your
+---unsaved changes), the file is not that text any more. Such a buffer stays modified, so
+---leaving Neovim still asks, and `:w` puts what you see on disk.
+---@param buf integer
+function M.keep_modified(buf)
+  if vim.bo[buf].modified or type(vim.b[buf].toolhost_agent_disk) ~= "table" then
+    return
+  end
+  local fname = vim.api.nvim_buf_get_name(buf)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local ok, disk = pcall(vim.fn.readfile, fname, "b")
+  if ok and type(disk) == "table" then
+    if disk[#disk] == "" then
+      disk[#disk] = nil -- the file's final newline
+    end
+    if vim.deep_equal(disk, lines) then
+      return
+    end
+  end
+  vim.bo[buf].modified = true
 end
 
 ---BufWritePre: a buffer whose file the agent wrote (and nothing else since) gets the

@@ -53,6 +53,13 @@ function M.setup(opts)
       require("toolhost.documents").remember(args.buf)
     end,
   })
+  vim.api.nvim_create_autocmd("BufModifiedSet", {
+    group = group,
+    desc = "toolhost: an undo back to the last save is not the disk after the agent wrote it",
+    callback = function(args)
+      require("toolhost.documents").keep_modified(args.buf)
+    end,
+  })
   require("toolhost.diagnostics").setup(group)
   M.set_keymaps()
   M.ensure_helptags()

@@ -271,7 +271,10 @@ function M.on_update(_, params, ctx)
     end
   end
   local message = M.task_line(params) or last_output_line(params.metadata) or params.title
-  call.last = type(message) == "string" and message or call.last
+  -- A title that only repeats what the line already says (bash: "sleep 30") adds nothing.
+  if type(message) == "string" and message ~= call.summary then
+    call.last = message
+  end
   schedule_redraw()
   emit(
     call.client_id,

@@ -30,4 +30,5 @@ export const COMMANDS = {
   restart: 'toolhost.restart',
   stopCall: 'toolhost.stopCall',
   showRules: 'toolhost.showRules',
+  install: 'toolhost.install',
 } as const;

@@ -38,3 +38,49 @@ export function traceDebug(message: string, ...args: unknown[]): void {
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** A sidecar log line as its stderr handler writes it (server/logs.py FORMAT). */
+const SIDECAR_RECORD = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) /;
+
+/**
+ * The channel the language client writes into. Once the sidecar is initialized it
+ * sends every log record as window/logMessage (with its level), so the same record on
+ * its stderr is left out: each line shows once. Anything else on stderr (a traceback,
+ * a record from before initialize) is kept. The client reports every exit of the
+ * process as an error; exit code 0 is a clean stop, said as such.
+ */
+export function clientChannel(
+  channel: vscode.LogOutputChannel,
+  forwarded: () => boolean,
+): vscode.LogOutputChannel {
+  const append = (text: string): void => {
+    if (!forwarded()) {
+      channel.append(text);
+      return;
+    }
+    const kept = text.split(/(?<=\n)/).filter((line) => !SIDECAR_RECORD.test(line));
+    if (kept.length > 0) {
+      channel.append(kept.join(''));
+    }
+  };
+  // The client writes its own messages as "[Error - 1:02:03 PM] ..." lines.
+  const appendLine = (line: string): void => {
+    if (/^\[Error\s*- [^\]]*\] Server process exited with code 0\.$/.test(line)) {
+      channel.info('The sidecar stopped (exit code 0).');
+      return;
+    }
+    channel.appendLine(line);
+  };
+  return new Proxy(channel, {
+    get(target, property, receiver) {
+      if (property === 'append') {
+        return append;
+      }
+      if (property === 'appendLine') {
+        return appendLine;
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

@@ -16,7 +16,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { CLIENT_ID, CLIENT_NAME, COMMANDS, PROTOCOL_VERSION, RESTART_DELAY_MS } from './constants';
-import { errorText, log, traceError, traceInfo, traceWarn } from './logging';
+import { clientChannel, errorText, log, traceError, traceInfo, traceWarn } from './logging';
 import {
   bundledWheel,
   findPython,
@@ -67,6 +67,7 @@ export interface ServerManagerOptions {
 
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
+  private readonly stopped = new WeakSet<LanguageClient>();
   private clientDisposables: vscode.Disposable[] = [];
   private starting: Promise<LanguageClient | undefined> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -139,9 +140,15 @@ export class ServerManager implements vscode.Disposable {
     return this.start();
   }
 
+  /** Whether this extension stopped `client` (a restart, a setting, deactivation). */
+  wasStopped(client: LanguageClient): boolean {
+    return this.stopped.has(client);
+  }
+
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    if (client) this.stopped.add(client);
     this.clientDisposables.forEach((d) => d.dispose());
     this.clientDisposables = [];
     if (client) {
@@ -244,7 +251,8 @@ export class ServerManager implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       // Every file the editor opens is synced, so a read serves unsaved buffers.
       documentSelector: [{ scheme: 'file' }],
-      outputChannel: log(),
+      // Each sidecar line once, and a clean stop is not an error (common/logging.ts).
+      outputChannel: clientChannel(log(), () => this.client?.initializeResult !== undefined),
       traceOutputChannel: log(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: {
@@ -267,7 +275,9 @@ export class ServerManager implements vscode.Disposable {
   private unavailableReason(): string {
     switch (this._state.kind) {
       case 'missing':
-        return 'toolhost: no `toolhost` command was found. Install it from a toolhost checkout (pip install -e <checkout>; the PyPI package named toolhost is not ours) or set toolhost.serverCommand.';
+        return this.canInstall()
+          ? 'toolhost: toolhost is not installed (no `toolhost` command was found). Click Install toolhost, or run "Toolhost: Install toolhost" (also on the toolhost status item), or set toolhost.serverCommand.'
+          : 'toolhost: no `toolhost` command was found. Install it from a toolhost checkout (pip install -e <checkout>; the PyPI package named toolhost is not ours) or set toolhost.serverCommand.';
       case 'failed':
       case 'blocked':
         return `toolhost: ${this._state.message}`;
@@ -279,6 +289,11 @@ export class ServerManager implements vscode.Disposable {
   private setState(state: ServerState): void {
     this._state = state;
     this.stateEmitter.fire(state);
+  }
+
+  /** Whether this build carries the wheel "Install toolhost" installs. */
+  canInstall(): boolean {
+    return !!bundledWheel(this.options.context.extensionPath);
   }
 
   /** No `toolhost` found: say so once, with a button that installs a private copy. */
@@ -293,7 +308,7 @@ export class ServerManager implements vscode.Disposable {
     const choice = await vscode.window.showWarningMessage(
       'toolhost: no `toolhost` command was found on PATH or in the selected Python environment. ' +
         (hasWheel
-          ? 'Install it into a private environment for this extension (needs Python 3.11+ and access to the package index)?'
+          ? 'Install it into a private environment for this extension (needs Python 3.11+ and access to the package index)? Install stays on the toolhost status item and in "Toolhost: Install toolhost".'
           : 'Install it from a toolhost checkout (pip install -e <checkout>; the PyPI package named toolhost is not ours) or set toolhost.serverCommand.'),
       ...(hasWheel ? [install, settings] : [settings]),
     );
@@ -340,7 +355,14 @@ export class ServerManager implements vscode.Disposable {
       }
       return undefined;
     }
-    return this.restartNow();
+    const client = await this.restartNow();
+    if (client) {
+      // The progress toast closes by itself: say that it worked, where it went.
+      void vscode.window.showInformationMessage(
+        `toolhost: installed into this extension's private environment (${context.globalStorageUri.fsPath}); the sidecar is running.`,
+      );
+    }
+    return client;
   }
 }
 

@@ -6,6 +6,8 @@ import * as vscode from 'vscode';
 import { COMMANDS } from './constants';
 import { ServerState } from './server';
 
+const SELECTOR = [{ scheme: 'file' }, { scheme: 'untitled' }];
+
 export class StatusItem implements vscode.Disposable {
   private readonly item: vscode.LanguageStatusItem;
   private state: ServerState = { kind: 'stopped' };
@@ -14,11 +16,12 @@ export class StatusItem implements vscode.Disposable {
   private jsRuntime: string | undefined;
   private sandbox: { summary: string; ok: boolean; detail: string } | undefined;
 
+  /** One short line each in the hover (a long detail was cut off there), shown only
+   * while there is something to say. */
+  private readonly facts = new Map<string, vscode.LanguageStatusItem>();
+
   constructor() {
-    this.item = vscode.languages.createLanguageStatusItem('toolhost.status', [
-      { scheme: 'file' },
-      { scheme: 'untitled' },
-    ]);
+    this.item = vscode.languages.createLanguageStatusItem('toolhost.status', SELECTOR);
     this.item.name = 'toolhost';
     this.item.command = { title: 'Show Log', command: COMMANDS.showLog };
     this.render();
@@ -62,6 +65,60 @@ export class StatusItem implements vscode.Disposable {
 
   dispose(): void {
     this.item.dispose();
+    this.facts.forEach((item) => item.dispose());
+  }
+
+  /** The bash sandbox, the JS/TS runtime and Restricted Mode, each on its own line. */
+  private renderFacts(running: boolean): void {
+    const unsandboxed = this.sandbox?.ok === false;
+    this.fact(
+      'bash',
+      'toolhost: bash sandbox',
+      running && this.sandbox ? `bash: ${this.sandbox.summary}` : '',
+      {
+        detail: unsandboxed ? 'commands run without the kernel sandbox' : undefined,
+        severity: unsandboxed
+          ? vscode.LanguageStatusSeverity.Warning
+          : vscode.LanguageStatusSeverity.Information,
+        command: unsandboxed ? { title: 'Why unsandboxed?', command: COMMANDS.showLog } : undefined,
+      },
+    );
+    this.fact(
+      'js',
+      'toolhost: JS/TS tools',
+      running && this.jsRuntime ? `JS/TS tools: ${this.jsRuntime}` : '',
+    );
+    this.fact(
+      'restricted',
+      'toolhost: Restricted Mode',
+      running && !vscode.workspace.isTrusted ? 'read-only (Restricted Mode)' : '',
+      {
+        detail: 'the other tools are switched off',
+      },
+    );
+  }
+
+  private fact(
+    key: string,
+    name: string,
+    text: string,
+    more: Partial<Pick<vscode.LanguageStatusItem, 'detail' | 'severity' | 'command'>> = {},
+  ): void {
+    let item = this.facts.get(key);
+    if (!text) {
+      item?.dispose();
+      this.facts.delete(key);
+      return;
+    }
+    if (!item) {
+      item = vscode.languages.createLanguageStatusItem(`toolhost.${key}`, SELECTOR);
+      item.name = name;
+      this.facts.set(key, item);
+    }
+    item.text = text;
+    item.detail = more.detail;
+    item.severity = more.severity ?? vscode.LanguageStatusSeverity.Information;
+    item.command = more.command;
   }
 
   private render(): void {
@@ -69,6 +126,7 @@ export class StatusItem implements vscode.Disposable {
     item.busy = this.state.kind === 'starting' || this.running > 0;
     item.severity = vscode.LanguageStatusSeverity.Information;
     item.command = { title: 'Show Log', command: COMMANDS.showLog };
+    this.renderFacts(this.state.kind === 'running');
     switch (this.state.kind) {
       case 'starting':
         item.text = '$(sync~spin) toolhost';
@@ -77,10 +135,8 @@ export class StatusItem implements vscode.Disposable {
       case 'running': {
         const tools = this.toolCount === undefined ? '' : ` · ${this.toolCount} tools`;
         const calls = this.running ? ` · ${this.running} running` : '';
-        const js = this.jsRuntime ? ` · JS/TS tools: ${this.jsRuntime}` : '';
-        const bash = this.sandbox ? ` · bash: ${this.sandbox.summary}` : '';
         item.text = this.sandbox?.ok === false ? '$(warning) toolhost' : '$(tools) toolhost';
-        item.detail = `ready${tools}${calls}${bash}${js}${vscode.workspace.isTrusted ? '' : ' · read-only (Restricted Mode)'}`;
+        item.detail = `ready${tools}${calls}`;
         if (this.sandbox?.ok === false) {
           // Said where the person looks: commands run without the kernel's boundary.
           item.severity = vscode.LanguageStatusSeverity.Warning;
@@ -92,6 +148,8 @@ export class StatusItem implements vscode.Disposable {
         item.text = '$(warning) toolhost';
         item.detail = 'not installed';
         item.severity = vscode.LanguageStatusSeverity.Warning;
+        // A missed install offer is found again here (and in "Toolhost: Install toolhost").
+        item.command = { title: 'Install toolhost', command: COMMANDS.install };
         break;
       case 'blocked':
         item.text = '$(shield) toolhost';

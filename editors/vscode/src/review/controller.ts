@@ -40,7 +40,16 @@ export class ReviewController implements vscode.Disposable {
   /** Fires once per review, when it is answered or withdrawn. */
   readonly onDidFinish = this.finished.event;
 
+  /** Why a review ended without an answer from here, by id (said if its toast is clicked). */
+  private readonly withdrawn = new Map<string, string>();
+
   constructor(readonly proposed: ProposedFiles) {}
+
+  /** Why the review `id` is no longer pending, in words ("it was already answered"). */
+  whyEnded(id: string): string {
+    const why = this.withdrawn.get(id);
+    return why ? `it was withdrawn ${why}` : 'it was already answered';
+  }
 
   get reviews(): Review[] {
     return [...this.waiting.values()].map((w) => w.review);
@@ -118,10 +127,11 @@ export class ReviewController implements vscode.Disposable {
   }
 
   /** The sidecar no longer waits for this ask (answered elsewhere, or the call was cancelled). */
-  withdraw(id: string): void {
+  withdraw(id: string, why = 'by the sidecar'): void {
     const review = this.get(id);
     if (review) {
-      traceInfo(`permission/ask ${id} (${review.tool}) was withdrawn by the sidecar`);
+      this.withdrawn.set(id, why);
+      traceInfo(`permission/ask ${id} (${review.tool}) was withdrawn ${why}`);
       this.finish(review, undefined);
     }
   }

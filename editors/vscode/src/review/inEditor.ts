@@ -177,12 +177,18 @@ export class InEditorReview implements vscode.HoverProvider, vscode.CodeLensProv
 
   private decorate(editor: vscode.TextEditor): void {
     const spans = this.locate(editor.document)?.spans ?? [];
+    // Short, and at the end of the change's shortest line: in a split diff the end of a
+    // long line is out of sight, and the note was cut off there.
     const note = (at: HunkAt, text: string): vscode.DecorationOptions => {
-      const line = Math.min(at.span.start, editor.document.lineCount - 1);
+      const last = editor.document.lineCount - 1;
+      let line = Math.min(at.span.start, last);
+      for (let n = line + 1; n < Math.min(at.span.end, last + 1); n++) {
+        if (editor.document.lineAt(n).text.length < editor.document.lineAt(line).text.length) line = n;
+      }
       const end = editor.document.lineAt(line).range.end;
       return {
         range: new vscode.Range(end, end),
-        renderOptions: { after: { contentText: `change ${at.index + 1}/${at.file.hunks.length} · ${text}` } },
+        renderOptions: { after: { contentText: `${at.index + 1}/${at.file.hunks.length} ${text}` } },
       };
     };
     const byState = {
@@ -192,9 +198,9 @@ export class InEditorReview implements vscode.HoverProvider, vscode.CodeLensProv
     };
     for (const at of spans) {
       const decision = at.review.decisionOf(at.hunk);
-      if (decision === 'accepted') byState.accepted.push(note(at, '✓ accepted'));
-      else if (decision === 'rejected') byState.rejected.push(note(at, '✗ rejected · Alt+Y brings it back'));
-      else byState.pending.push(note(at, 'Alt+Y accept · Alt+N reject'));
+      if (decision === 'accepted') byState.accepted.push(note(at, '✓'));
+      else if (decision === 'rejected') byState.rejected.push(note(at, '✗ (Alt+Y: back)'));
+      else byState.pending.push(note(at, 'Alt+Y/N'));
     }
     editor.setDecorations(this.pending, byState.pending);
     editor.setDecorations(this.accepted, byState.accepted);

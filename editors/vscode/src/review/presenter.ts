@@ -13,7 +13,7 @@ import { getSettings } from '../common/settings';
 import { ReviewController } from './controller';
 import { changedSpan, minimalEdit } from './hunks';
 import { FileView, Review, RuleScope } from './review';
-import { plain, plural } from './words';
+import { askInWords, oneLine, plain, plural } from './words';
 
 /** What the sidecar takes in a reply beyond `{reply, message}`. */
 export interface ReviewFeatures {
@@ -35,6 +35,19 @@ const SCOPE_LABELS: Record<RuleScope, { label: string; detail: string }> = {
     detail: 'Saved to your user config (~/.config/opencode/opencode.json).',
   },
 };
+
+/** Where an "always" of `scope` is kept: the real file when the sidecar names it (ruleFiles). */
+function scopeDetail(review: Review, scope: RuleScope): string {
+  const file = scope === 'session' ? undefined : review.params.ruleFiles?.[scope];
+  if (!file) {
+    return SCOPE_LABELS[scope].detail;
+  }
+  const home = process.env.HOME;
+  const shown = home && file.startsWith(`${home}/`) ? `~${file.slice(home.length)}` : file;
+  return scope === 'user'
+    ? `Saved to your user config (${shown}).`
+    : `Saved to the project's ${vscode.workspace.asRelativePath(file)}.`;
+}
 
 /** The three answers to a change that overlaps unsaved lines, with the words a person reads. */
 const OVERLAP = {
@@ -101,9 +114,10 @@ export class ReviewPresenter implements vscode.Disposable {
         {
           // Not a preview tab (that would replace the person's own preview editor), and
           // beside the editor being typed in, so that editor stays visible and focused.
+          // Where it is open already, there: "Beside" another group would open a copy.
           preview: false,
           preserveFocus: !focus,
-          viewColumn: focus ? undefined : vscode.ViewColumn.Beside,
+          viewColumn: openIn(file.right) ?? (focus ? undefined : vscode.ViewColumn.Beside),
           selection: new vscode.Range(position, position),
         },
       );
@@ -193,7 +207,7 @@ export class ReviewPresenter implements vscode.Disposable {
       title: `toolhost: ${review.params.title}`,
       placeHolder: review.isEdit
         ? `${review.tool} proposes ${review.summary}`
-        : `${review.tool} asks to run ${plain(review.summary)}`,
+        : `${review.tool} wants to ${plain(askOf(review))}`,
       ignoreFocusOut: true,
     });
     if (picked?.run && this.controller.get(review.id)) {
@@ -233,7 +247,7 @@ export class ReviewPresenter implements vscode.Disposable {
     if (review.scoped) {
       const scopes = this.features().scopes;
       const picked = await vscode.window.showQuickPick(
-        scopes.map((s) => ({ label: SCOPE_LABELS[s].label, detail: SCOPE_LABELS[s].detail, scope: s })),
+        scopes.map((s) => ({ label: SCOPE_LABELS[s].label, detail: scopeDetail(review, s), scope: s })),
         { title: `toolhost: always allow ${plain(option.label)} — for how long?`, ignoreFocusOut: true },
       );
       scope = picked?.scope;
@@ -242,6 +256,13 @@ export class ReviewPresenter implements vscode.Disposable {
     if (this.controller.get(review.id)) {
       this.controller.settle(review, 'accepted', { reply: 'always', scope, alwaysOption: option.id });
     }
+  }
+
+  /** A click on a toast whose review ended meanwhile: VS Code cannot take a toast back. */
+  private noLongerPending(review: Review): void {
+    void vscode.window.showInformationMessage(
+      `toolhost: that request is no longer pending: ${this.controller.whyEnded(review.id)}.`,
+    );
   }
 
   private async notify(review: Review): Promise<void> {
@@ -259,7 +280,7 @@ export class ReviewPresenter implements vscode.Disposable {
         OVERLAP.reject,
       );
       if (!this.controller.get(review.id)) {
-        if (choice) void vscode.window.showInformationMessage('toolhost: that request was already answered.');
+        if (choice) this.noLongerPending(review);
         return;
       }
       if (choice === OVERLAP.editor) this.controller.settle(review, 'accepted', { unsaved: 'editor' });
@@ -271,7 +292,7 @@ export class ReviewPresenter implements vscode.Disposable {
     const choice = await show(message(review), { modal: false }, accept, 'Reject', 'More…');
     if (!this.controller.get(review.id)) {
       // Answered elsewhere meanwhile; VS Code cannot take a notification back, so say so.
-      if (choice) void vscode.window.showInformationMessage('toolhost: that request was already answered.');
+      if (choice) this.noLongerPending(review);
       return;
     }
     if (choice === accept) {
@@ -289,7 +310,11 @@ export class ReviewPresenter implements vscode.Disposable {
     const accept = overlaps ? OVERLAP.editor : review.isEdit ? 'Accept' : 'Allow once';
     const always = `Always allow ${plain(review.alwaysCovers)}…`;
     const reason = 'Reject with a reason…';
-    const items = overlaps ? [accept, OVERLAP.save, 'Reject', reason] : [accept, always, 'Reject', reason];
+    // The dialog focuses its first button, so a Space or Enter typed into the editor
+    // presses it: that one only shows the change (or leaves the review pending).
+    const safe = review.isEdit ? 'Show the diff' : 'Decide later';
+    const answers = overlaps ? [accept, OVERLAP.save, 'Reject', reason] : [accept, always, 'Reject', reason];
+    const items = [safe, ...answers];
     const choice = await vscode.window.showWarningMessage(
       `toolhost: ${review.params.title}`,
       { modal: true, detail: plain(message(review)) },
@@ -298,7 +323,9 @@ export class ReviewPresenter implements vscode.Disposable {
     if (!this.controller.get(review.id)) {
       return;
     }
-    if (choice === accept) this.controller.settle(review, 'accepted', overlaps ? { unsaved: 'editor' } : {});
+    if (choice === safe && review.isEdit) await this.openDiff(review, review.files[0], true);
+    else if (choice === accept)
+      this.controller.settle(review, 'accepted', overlaps ? { unsaved: 'editor' } : {});
     else if (choice === OVERLAP.save) this.controller.settle(review, 'accepted', { unsaved: 'save' });
     else if (choice === always) await this.always(review);
     else if (choice === 'Reject') this.controller.settle(review, 'rejected');
@@ -355,11 +382,27 @@ function message(review: Review): string {
     }
     return `toolhost: ${tool} proposes a change to ${files}. The diff is open beside your editor.`;
   }
-  const what =
-    review.params.permission === 'bash'
-      ? `run ${plain(review.summary)}`
-      : `${review.params.permission}: ${review.params.patterns.join(', ')}`;
-  return `toolhost: ${tool} asks to ${what}. “Always” would allow ${plain(review.alwaysCovers)}.`;
+  return `toolhost: ${tool} wants to ${plain(askOf(review))}. “Always” would allow ${plain(review.alwaysCovers)}.`;
+}
+
+/** What a review that is not an edit would do, in words. */
+function askOf(review: Review): string {
+  const command = review.params.metadata.command;
+  return askInWords(
+    review.params.permission,
+    review.params.patterns,
+    typeof command === 'string' ? oneLine(command) : undefined,
+  );
+}
+
+/** The column of a tab that already shows the diff of `right`, if any. */
+function openIn(right: vscode.Uri): vscode.ViewColumn | undefined {
+  const target = right.toString();
+  return vscode.window.tabGroups.all.find((group) =>
+    group.tabs.some(
+      (tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === target,
+    ),
+  )?.viewColumn;
 }
 
 function multiTitle(review: Review): string {

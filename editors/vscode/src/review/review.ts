@@ -15,7 +15,7 @@ import { applyHunks, applyTextEdits, parseUnifiedDiff, TextEdit } from '../diffs
 import { findOpenDocument } from '../edits';
 import { AlwaysOption, PermissionAsk, PermissionReply } from '../types';
 import { applySome, ReviewHunk } from './hunks';
-import { describeAlways, plural } from './words';
+import { describeAlways, oneLine, plural } from './words';
 
 export type ReplyKind = 'once' | 'always' | 'reject';
 export type RuleScope = 'session' | 'project' | 'user';
@@ -394,12 +394,6 @@ function isHunk(value: unknown): value is ReviewHunk {
     typeof h.header === 'string' &&
     Array.isArray(h.lines)
   );
-}
-
-function oneLine(text: string): string {
-  const line = text.trim().split('\n')[0];
-  const cut = line.length > 80 ? `${line.slice(0, 77)}…` : line;
-  return text.trim().includes('\n') ? `${cut} …` : cut;
 }
 
 // --- the files of an edit ask -----------------------------------------------------------

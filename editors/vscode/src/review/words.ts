@@ -51,3 +51,33 @@ export function plain(text: string): string {
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
+
+/** What an ask that is not an edit would do, in words: "run `make`", "fetch `https://…`". */
+export function askInWords(permission: string, patterns: readonly string[], command?: string): string {
+  const list = (items: readonly string[]) => items.map(code).join(', ');
+  switch (permission) {
+    case 'bash':
+      return `run ${command ? code(command) : list(patterns)}`;
+    case 'external_directory':
+      return `use files outside the project, in ${list(patterns.map((p) => p.replace(/\/\*{1,2}$/, '/')))}`;
+    case 'webfetch':
+      return `fetch ${list(patterns)}`;
+    case 'websearch':
+      return `search the web for ${list(patterns)}`;
+    case 'read':
+      return `read ${list(patterns)}`;
+    case 'doom_loop':
+      return `call ${list(patterns)} again with the same input, the third time in a row`;
+    case 'task':
+      return `start the sub-agent ${list(patterns)}`;
+    default:
+      return `use ${code(permission)} for ${list(patterns)}`;
+  }
+}
+
+/** A command's first line, cut to 80 characters ("… " when it has more lines). */
+export function oneLine(text: string): string {
+  const line = text.trim().split('\n')[0];
+  const cut = line.length > 80 ? `${line.slice(0, 77)}…` : line;
+  return text.trim().includes('\n') ? `${cut} …` : cut;
+}

@@ -57,21 +57,25 @@ test('the status item shows the sidecar as ready with its tool count', async () 
   assert.equal(item.command.command, 'toolhost.showLog');
 });
 
+/** The newest language status item with this id (one is made again after it went). */
+const statusItem = (id) => stub.statusItems.filter((i) => i.id === id).at(-1);
+
 test('the status item says which runtime serves JS/TS custom tools (toolhost doctor)', async () => {
-  const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
   await waitFor(
-    () => /JS\/TS tools: (Bun|Node\.js)/.test(item.detail),
+    () => /^JS\/TS tools: (Bun|Node\.js)/.test(statusItem('toolhost.js')?.text),
     'the JS/TS runtime in the status item',
   );
+  // Its own line, short enough for the hover; the main line stays short too.
+  assert.doesNotMatch(statusItem('toolhost.status').detail, /JS\/TS|bash:/);
+  assert.ok(statusItem('toolhost.status').detail.length <= 40, statusItem('toolhost.status').detail);
 });
 
 test('the status item says whether bash runs in the sandbox (toolhost doctor)', async () => {
-  const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
   await waitFor(
-    () => /bash: sandboxed \((landlock|bwrap)\)/.test(item.detail),
+    () => /^bash: sandboxed \((landlock|bwrap)\)$/.test(statusItem('toolhost.bash')?.text),
     'the sandbox in the status item',
   );
-  assert.equal(item.severity, vscode.LanguageStatusSeverity.Information);
+  assert.equal(statusItem('toolhost.bash').severity, vscode.LanguageStatusSeverity.Information);
 });
 
 test('read serves the unsaved editor buffer, not the disk', async () => {

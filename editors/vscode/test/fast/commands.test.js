@@ -70,7 +70,36 @@ test('every contributed Language Model Tool is registered', () => {
   assert.deepEqual([...stub.lmTools.keys()].sort(), [...names].sort());
 });
 
+test("prepareInvocation: no second prompt where toolhost's review follows; otherwise the change in words", async () => {
+  const edit = stub.lmTools.get('toolhost_edit');
+  const input = { filePath: 'a.txt', oldString: 'hello', newString: 'hello\nworld' };
+  const reviewed = await edit.prepareInvocation({ input });
+  assert.equal(reviewed.invocationMessage, 'Editing a.txt');
+  assert.equal(
+    reviewed.confirmationMessages,
+    undefined,
+    "toolhost's review (with the diff) is the one prompt",
+  );
+  const bashReviewed = await stub.lmTools
+    .get('toolhost_bash')
+    .prepareInvocation({ input: { command: 'ls' } });
+  assert.equal(bashReviewed.confirmationMessages, undefined);
+  stub.setSetting('toolhost.review.byDefault', false);
+  try {
+    const confirmed = await edit.prepareInvocation({ input });
+    assert.equal(confirmed.confirmationMessages.title, 'Allow toolhost to run edit?');
+    assert.equal(confirmed.confirmationMessages.message.value, 'Edit a.txt: replace 1 line with 2 lines.');
+    const write = await stub.lmTools.get('toolhost_write').prepareInvocation({
+      input: { filePath: 'b.txt', content: 'one\ntwo\n' },
+    });
+    assert.match(write.confirmationMessages.message.value, /^Write b\.txt \(2 lines\)/);
+  } finally {
+    stub.setSetting('toolhost.review.byDefault', undefined);
+  }
+});
+
 test('prepareInvocation: a progress message, and a confirmation for tools that change things', async () => {
+  stub.setSetting('toolhost.review.byDefault', false);
   const read = stub.lmTools.get('toolhost_read');
   const readPrep = await read.prepareInvocation({ input: { filePath: 'a.txt' } });
   assert.equal(readPrep.invocationMessage, 'Reading a.txt');
@@ -87,6 +116,7 @@ test('prepareInvocation: a progress message, and a confirmation for tools that c
   const fetch = stub.lmTools.get('toolhost_webfetch');
   const fetchPrep = await fetch.prepareInvocation({ input: { url: 'https://example.com', format: 'text' } });
   assert.ok(fetchPrep.confirmationMessages, 'a read-only tool that reaches the network is confirmed too');
+  stub.setSetting('toolhost.review.byDefault', undefined);
 });
 
 test('invoke runs tools/execute and hands the output to the model', async () => {

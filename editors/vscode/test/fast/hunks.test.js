@@ -4,7 +4,7 @@
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const { applySome, changedSpan, swapHunk, minimalEdit, parseHeader } = require('../../out/hunks.js');
-const { describeAlways, describePattern, plain } = require('../../out/words.js');
+const { askInWords, describeAlways, describePattern, plain } = require('../../out/words.js');
 
 const BASE = Array.from({ length: 12 }, (_, i) => `l${i + 1}`).join('\n') + '\n';
 const first = {
@@ -77,4 +77,13 @@ test('what "always" covers, in words', () => {
     'commands starting `git status` and commands starting `git diff`',
   );
   assert.equal(plain('commands starting `git status`'), 'commands starting “git status”');
+});
+
+test('an ask that is not an edit says what would happen, not the permission name', () => {
+  assert.equal(askInWords('external_directory', ['/tmp/x/*']), 'use files outside the project, in `/tmp/x/`');
+  assert.equal(askInWords('webfetch', ['https://example.com/a']), 'fetch `https://example.com/a`');
+  assert.equal(askInWords('bash', ['make *'], 'make test'), 'run `make test`');
+  for (const permission of ['external_directory', 'webfetch', 'doom_loop']) {
+    assert.doesNotMatch(askInWords(permission, ['p']), new RegExp(permission));
+  }
 });

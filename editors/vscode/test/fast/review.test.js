@@ -286,8 +286,12 @@ test('Alt+Y / Alt+N decide the hunk under the cursor in the proposed side', asyn
     d.options.map((o) => o.renderOptions.after.contentText),
   );
   assert.ok(
-    notes.some((n) => /^change 2\/2 · Alt\+Y accept · Alt\+N reject/.test(n)),
+    notes.some((n) => n === '2/2 Alt+Y/N'),
     JSON.stringify(notes),
+  );
+  assert.ok(
+    notes.every((n) => n.length <= 16),
+    `short enough for a split diff: ${JSON.stringify(notes)}`,
   );
 });
 
@@ -370,6 +374,9 @@ test('Always allow: it says what it covers, asks for how long, and a session rul
     scopes.items.map((i) => i.label),
     ['For this session', 'For this project', 'For all my projects'],
   );
+  // The real file the sidecar saves to (here OPENCODE_CONFIG_DIR), not a path guessed here.
+  const userFile = require('path').join(process.env.OPENCODE_CONFIG_DIR, 'opencode.json');
+  assert.equal(scopes.items[2].detail, `Saved to your user config (${userFile}).`);
   assert.ok(
     stub.recorded.log.some((l) =>
       /"reply":"always".*"scope":"session"|"scope":"session".*"reply":"always"/.test(l),
@@ -440,12 +447,31 @@ test('toolhost.prompts "modal" asks in a dialog with whole labels; "notification
     const dialog = stub.recorded.messages[0];
     assert.equal(dialog.options.modal, true);
     assert.deepEqual(dialog.items, [
+      'Show the diff',
       'Accept',
       'Always allow this file (keep.txt)…',
       'Reject',
       'Reject with a reason…',
     ]);
     assert.equal(diffCalls().length, 1);
+
+    // The first button is the one a Space typed into the editor presses: it answers nothing.
+    stub.reset();
+    answerPrompts(() => 'Show the diff');
+    const pressed = await start(
+      'edit',
+      { filePath: 'keep.txt', oldString: 'keep', newString: 'lose' },
+      'keep.txt',
+    );
+    const review = await nextReview();
+    await waitFor(() => diffCalls().length === 2, 'the diff shown again');
+    const shown = diffCalls()[1];
+    // Shown where its tab is (the stub's one group), not in a new group beside it.
+    assert.equal(shown.args[3].viewColumn, vscode.window.tabGroups.all[0].viewColumn, 'no copy beside it');
+    assert.equal(s.read('keep.txt'), 'keep me\n', 'nothing accepted');
+    assert.equal(s.api.pendingReviews().length, 1, 'still pending');
+    s.api.answerReview(review.id, { reply: 'reject' });
+    await pressed.result;
 
     stub.reset();
     stub.setSetting('toolhost.prompts', 'notification');
@@ -519,6 +545,34 @@ test('a review the sidecar withdraws (its call was cancelled) leaves the list an
 });
 
 // Last: it saves a rule in the project's config.
+test('a restart with a review pending withdraws it and tells the agent in toolhost words', async () => {
+  const path = s.file('p2.txt');
+  let click;
+  stub.answers.message = (message, items) =>
+    items.includes('Accept') ? new Promise((resolve) => (click = () => resolve('Accept'))) : undefined;
+  const call = await start('edit', { filePath: path, oldString: 'second', newString: 'SECOND' }, path);
+  await nextReview();
+  await vscode.commands.executeCommand('toolhost.restart');
+  const result = await call.result;
+  assert.equal(result.isError, true);
+  assert.equal(result.metadata.error, 'restarted');
+  assert.match(result.output, /toolhost was restarted in VS Code .* a review it waited for was withdrawn/);
+  assert.doesNotMatch(result.output, /Pending response rejected/);
+  assert.equal(s.api.pendingReviews().length, 0, 'the review is withdrawn');
+  assert.equal(s.read('p2.txt'), 'second file\n', 'nothing applied');
+  click(); // the toast left on screen
+  await waitFor(
+    () =>
+      stub.recorded.messages.some(
+        (m) =>
+          m.message ===
+          'toolhost: that request is no longer pending: it was withdrawn because the sidecar was restarted.',
+      ),
+    'what the leftover toast says',
+  );
+  assert.equal(s.read('p2.txt'), 'second file\n', 'the click applied nothing');
+});
+
 test('Show Allowed Rules lists an "always" saved to the project in words, and revokes it', async () => {
   answerPrompts(() => 'More…');
   stub.answers.quickPick = (items) =>
@@ -541,7 +595,8 @@ test('Show Allowed Rules lists an "always" saved to the project in words, and re
 
   pick._button(item, item.buttons.at(-1)); // the trash button
   await waitFor(() => !pick.items.some((i) => i.rule.pattern === 'printf *') && !pick.busy, 'the rule to go');
-  assert.equal(JSON.parse(s.read('opencode.json')).permission?.bash?.['printf *'], undefined);
+  // toolhost created opencode.json for this rule: revoking it leaves nothing behind.
+  assert.ok(!require('fs').existsSync(s.file('opencode.json')), 'the file toolhost created is gone');
   assert.match(
     stub.recorded.messages.at(-1).message,
     /revoked the rule that allowed commands starting “printf” \(saved in the project\)/,

@@ -19,7 +19,9 @@ after(() => {
 
 test('the status item warns that commands run unsandboxed', async () => {
   const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
-  await waitFor(() => /bash: UNSANDBOXED/.test(item.detail), 'the unsandboxed warning');
+  const bash = () => stub.statusItems.filter((i) => i.id === 'toolhost.bash').at(-1);
+  await waitFor(() => /^bash: UNSANDBOXED/.test(bash()?.text), 'the unsandboxed warning');
+  assert.equal(bash().severity, vscode.LanguageStatusSeverity.Warning);
   assert.equal(item.severity, vscode.LanguageStatusSeverity.Warning);
   assert.equal(item.text, '$(warning) toolhost');
   assert.equal(item.command.title, 'Why unsandboxed?');

@@ -81,6 +81,23 @@ test('Toolhost: Restart starts a new sidecar; a changed setting restarts it too'
   assert.ok((await s.api.listTools()).length > 0);
 });
 
+test('the log shows each sidecar line once, and a clean stop is no error', async () => {
+  s = await activate();
+  const channel = stub.outputChannels.filter((c) => c.name === 'toolhost').at(-1);
+  const from = channel.lines.length;
+  await vscode.commands.executeCommand('toolhost.restart');
+  assert.ok((await s.api.listTools()).length > 0);
+  await waitFor(
+    () => channel.lines.slice(from).some((l) => l.includes('toolhost.server: serving')),
+    'the new sidecar saying what it serves',
+  );
+  const lines = channel.lines.slice(from).join('\n');
+  const serving = lines.match(/toolhost\.server: serving [^\n]*/g) || [];
+  assert.equal(serving.length, 1, `one line for one record:\n${lines}`);
+  assert.doesNotMatch(lines, /\[error\] Server process exited with code 0/);
+  assert.match(lines, /\[info\] The sidecar stopped \(exit code 0\)\./);
+});
+
 test('a sidecar that exits is started again, and the next call works', async () => {
   s = await activate({ settings: { 'toolhost.review.byDefault': false } });
   // The command's shell is a child of the sandbox supervisor ($PPID), whose parent
@@ -100,7 +117,7 @@ test('a sidecar that exits is started again, and the next call works', async () 
   stub.setSetting('toolhost.review.byDefault', undefined);
 });
 
-test('no toolhost anywhere: one click installs the bundled wheel into a private venv', async () => {
+test('no toolhost anywhere: a missed install offer is found again, and installs the bundled wheel', async () => {
   const bundled = path.join(EXTENSION_ROOT, 'bundled');
   // A clean checkout has no wheel yet: it is built at package time.
   if (!fs.existsSync(bundled) || !fs.readdirSync(bundled).some((name) => name.endsWith('.whl'))) {
@@ -115,10 +132,20 @@ test('no toolhost anywhere: one click installs the bundled wheel into a private 
   const answered = [];
   stub.answers.message = (message, items) => {
     answered.push({ message, items });
-    return items.includes('Install toolhost') ? 'Install toolhost' : undefined;
+    return undefined; // the toast went by unseen
   };
   s = await activate({ settings: { 'toolhost.serverCommand': undefined }, start: false });
   const storage = s.context.globalStorageUri.fsPath;
+  await waitFor(() => answered.length === 1, 'the install offer');
+  const item = () => stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1);
+  await waitFor(() => item().detail === 'not installed', 'the status item');
+  assert.equal(item().command.command, 'toolhost.install', 'Install on the status item');
+  // List Tools says it is not installed, with the button.
+  stub.answers.message = (message, items) => {
+    answered.push({ message, items });
+    return items.includes('Install toolhost') ? 'Install toolhost' : undefined;
+  };
+  void vscode.commands.executeCommand('toolhost.listTools');
   await waitFor(
     () => started().some((l) => l.includes('(private environment)')),
     'the installed sidecar to start',
@@ -126,6 +153,12 @@ test('no toolhost anywhere: one click installs the bundled wheel into a private 
   );
   assert.match(answered[0].message, /no `toolhost` command was found/);
   assert.deepEqual(answered[0].items, ['Install toolhost', 'Open Settings']);
+  assert.match(answered[1].message, /toolhost is not installed/);
+  assert.deepEqual(answered[1].items, ['Install toolhost']);
+  await waitFor(
+    () => stub.recorded.messages.some((m) => /toolhost: installed into/.test(m.message)),
+    'the notice that the install finished',
+  );
   assert.ok(stub.recorded.progress.some((p) => p.options.title === 'toolhost: installing'));
   assert.ok(fs.existsSync(path.join(storage, 'venv', 'bin', 'toolhost')));
   assert.ok((await s.api.listTools()).some((t) => t.id === 'read'));

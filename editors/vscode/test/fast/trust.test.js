@@ -39,8 +39,8 @@ test('only read-only tools are offered', async () => {
     tools.map((t) => t.id).join(),
   );
   assert.ok(tools.some((t) => t.id === 'read'));
-  const item = stub.statusItems.find((i) => i.id === 'toolhost.status');
-  assert.match(item.detail, /read-only \(Restricted Mode\)/);
+  const item = stub.statusItems.filter((i) => i.id === 'toolhost.restricted').at(-1);
+  assert.equal(item.text, 'read-only (Restricted Mode)');
   // Copilot's static tools: the read-only ones only (their when clauses compare this key).
   assert.equal(stub.contextKeys['toolhost.staticTools'], 'readOnly');
 });
@@ -104,12 +104,32 @@ test('a folder with its own tool code does not start the sidecar until trusted',
   assert.ok(!stub.recorded.log.some((l) => l.startsWith('Starting the sidecar')));
 });
 
+test('a tools folder moved back in (mv: one event, for the folder) stops the sidecar', async () => {
+  await s.dispose();
+  stub.reset();
+  s = await activate({ trusted: false, files: { 'away/tools/back.py': '# moved back\n' } });
+  assert.ok((await s.api.listTools()).length > 0);
+  const watcher = stub.watchers.find((w) => w.pattern.pattern === '{.opencode,.opencode/**}');
+  assert.ok(watcher, 'no watcher on .opencode');
+  watcher.created.fire(s.uri('.opencode/notes.md')); // not a tool: nothing happens
+  assert.ok((await s.api.listTools()).length > 0);
+  fs.mkdirSync(s.file('.opencode'), { recursive: true });
+  fs.renameSync(s.file('away/tools'), s.file('.opencode/tools'));
+  watcher.created.fire(s.uri('.opencode/tools')); // what VS Code reports for the mv
+  await waitFor(
+    () =>
+      stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1).detail === 'off in Restricted Mode',
+    'the sidecar to stop',
+  );
+  await assert.rejects(s.api.listTools(), /has its own tool code/);
+});
+
 test('a tool file that appears in an untrusted folder stops the sidecar', async () => {
   await s.dispose();
   stub.reset();
   s = await activate({ trusted: false, files: { 'a.txt': 'x\n' } });
   assert.ok((await s.api.listTools()).length > 0);
-  const watcher = stub.watchers.find((w) => w.pattern.pattern === '.opencode/{tool,tools}/*.{py,js,ts}');
+  const watcher = stub.watchers.find((w) => w.pattern.pattern === '{.opencode,.opencode/**}');
   assert.ok(watcher, 'no watcher on the custom tool folders');
   fs.mkdirSync(s.file('.opencode/tools'), { recursive: true });
   fs.writeFileSync(s.file('.opencode/tools/late.py'), '# arrived later\n');

@@ -419,13 +419,16 @@ async function activate() {
       row: 'commands starting “printf”',
     });
     await sleep(500);
-    const after = JSON.parse(disk('opencode.json'));
+    // toolhost created opencode.json for this rule: revoking it removes the file.
+    const fileLeft = fs.existsSync(file('opencode.json').fsPath);
+    const after = fileLeft ? JSON.parse(disk('opencode.json')) : {};
     return {
       first: first.output,
       saved: config.permission,
       askedAgain,
       second: second.output,
       afterRevoke: after.permission || {},
+      fileLeft,
     };
   });
 
@@ -562,6 +565,38 @@ async function activate() {
       me: disk('undo-me.txt'),
       gone: disk('undo-gone.txt'),
     };
+  });
+
+  await step('modal-space', async () => {
+    // toolhost.prompts "modal": a Space typed while the dialog opens must answer nothing,
+    // and the diff is open once.
+    const settings = vscode.workspace.getConfiguration('toolhost');
+    await settings.update('prompts', 'modal', vscode.ConfigurationTarget.Global);
+    try {
+      await vscode.window.showTextDocument(file('notes.txt'), { preview: false });
+      await api.executeTool('read', { filePath: 'modal.txt' });
+      const before = disk('modal.txt');
+      const call = api.executeTool('edit', { filePath: 'modal.txt', oldString: 'modal', newString: 'MODAL' });
+      const review = await waitFor(
+        () => api.pendingReviews().find((r) => r.files.some((f) => f.relativePath === 'modal.txt')),
+        'the review of modal.txt',
+      );
+      await sleep(1500); // the dialog is up
+      await expectUser('modal-space', { act: 'press', key: 'Space', shot: 'modal-space' });
+      await sleep(1500);
+      const pending = pendingIds().includes(review.id);
+      const diffTabs = vscode.window.tabGroups.all
+        .flatMap((g) => g.tabs)
+        .filter(
+          (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.query.startsWith(review.id),
+        ).length;
+      const unchanged = disk('modal.txt') === before;
+      if (pending) api.answerReview(review.id, { reply: 'reject' }); // else the Space answered it
+      await call;
+      return { pending, diffTabs, unchanged };
+    } finally {
+      await settings.update('prompts', undefined, vscode.ConfigurationTarget.Global);
+    }
   });
 
   await step('later-answered', async () => {

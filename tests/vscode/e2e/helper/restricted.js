@@ -63,6 +63,33 @@ async function run({ step, log, sleep, waitFor }) {
     return { imported: fs.existsSync(PWN), tools, bash, ran: fs.existsSync(path.join(folder, 'ran')) };
   });
 
+  await step('restricted-tools-moved-back-in', async () => {
+    // `mv` the tools folder out, start again (nothing to run: the sidecar starts), then
+    // `mv` it back in: one file system event, for the folder. The sidecar must stop.
+    const tools = path.join(folder, '.opencode', 'tools');
+    const away = path.join(folder, 'tools-away');
+    fs.renameSync(tools, away);
+    await vscode.commands.executeCommand('toolhost.restart');
+    const before = await api
+      .listTools()
+      .then((t) => `running: ${t.length} tools`)
+      .catch((error) => String(error && error.message));
+    fs.renameSync(away, tools);
+    let after = '';
+    await waitFor(
+      async () => {
+        after = await api
+          .listTools()
+          .then((t) => `running: ${t.length} tools`)
+          .catch((error) => String(error && error.message));
+        return !after.startsWith('running');
+      },
+      'the sidecar to stop',
+      15000,
+    ).catch(() => undefined); // the test says what it saw
+    return { before, after, imported: fs.existsSync(PWN) };
+  });
+
   log({ event: 'done' });
 }
 

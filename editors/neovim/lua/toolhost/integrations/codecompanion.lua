@@ -36,17 +36,44 @@ local function tools_config()
   return interactions and interactions.chat and interactions.chat.tools or nil
 end
 
----The last result text of a run of cmds (codecompanion hands a list).
+---The last result of a run of cmds (codecompanion hands a list): what the model reads,
+---and the one line the chat shows the person (the raw output, `<path>…</content>`
+---and all, would fill the chat and fold badly).
 ---@param output any
----@return string
+---@return string for_llm, string? for_user
 local function last(output)
-  if type(output) == "table" then
+  if type(output) == "table" and not output.for_llm then
     output = output[#output]
+  end
+  if type(output) == "table" and output.for_llm then
+    return tostring(output.for_llm), output.for_user
   end
   if type(output) == "table" then
     return vim.json.encode(output)
   end
   return tostring(output or "")
+end
+
+---The line the chat shows for one result: the tool, its title, and for a failure the
+---first line of what went wrong.
+---@param name string
+---@param ok boolean
+---@param text string
+---@param result? table
+---@return string
+function M.user_line(name, ok, text, result)
+  local title = type(result) == "table" and type(result.title) == "string" and result.title or ""
+  local first = text:match("[^\n]+") or ""
+  if #first > 80 then
+    first = first:sub(1, 77) .. "…"
+  end
+  if not ok then
+    return ("**%s** failed: %s"):format(name, first ~= "" and first or "no output")
+  end
+  if title ~= "" then
+    return ("**%s**: `%s`"):format(name, title)
+  end
+  return ("**%s**%s"):format(name, first ~= "" and (": " .. first) or "")
 end
 
 ---One toolhost tool as a resolved codecompanion tool (built afresh per resolve).
@@ -67,8 +94,9 @@ function M.tool(tool)
     },
     cmds = {
       function(self, args, opts)
-        catalogue.run(tool.id, args, function(ok, text)
-          opts.output_cb({ status = ok and "success" or "error", data = text })
+        catalogue.run(tool.id, args, function(ok, text, result)
+          local data = { for_llm = text, for_user = M.user_line(name, ok, text, result) }
+          opts.output_cb({ status = ok and "success" or "error", data = data })
         end)
       end,
     },

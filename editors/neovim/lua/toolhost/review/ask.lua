@@ -2,6 +2,7 @@
 ---opens the review window without taking the focus (`review.auto_open`), and waits,
 ---with no timeout, for the answer (or the withdrawal).
 local config = require("toolhost.config")
+local hunks = require("toolhost.review.hunks")
 local model = require("toolhost.review.model")
 local queue = require("toolhost.review.queue")
 local util = require("toolhost.util")
@@ -26,6 +27,7 @@ function M.ask(_, params, ctx)
     return { reply = "reject", message = "permission/ask arrived without params" }
   end
   local review = model.new(params, ctx)
+  hunks.snapshot(review) -- the text the diff was made against, before anyone types more
   local reply = util.await(function(done)
     review.done = done
     queue.add(review)

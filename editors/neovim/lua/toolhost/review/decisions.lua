@@ -29,29 +29,80 @@ function M.decide(value, whole_file)
   end
 end
 
-function M.accept_all()
-  local review = queue.shown()
-  if review then
-    queue.answer(review.id, model.accept_reply(review))
+---Answers the review shown, then puts the focus back where it came from: the next
+---keys typed go to the buffer, never to the next review by accident.
+---@param review toolhost.Review
+---@param reply table
+local function answer(review, reply)
+  queue.answer(review.id, reply)
+  view.leave()
+  local left = #queue.list
+  if left > 0 then
+    local key = require("toolhost.config").options.keys.review
+    vim.notify(
+      ("toolhost: %d more to review (:Toolhost review%s)"):format(
+        left,
+        key and (" or " .. key) or ""
+      ),
+      vim.log.levels.INFO
+    )
   end
 end
 
+function M.accept_all()
+  local review = queue.shown()
+  if review then
+    answer(review, model.accept_reply(review))
+  end
+end
+
+---Asks for an optional reason, then rejects; Esc in the prompt backs out, nothing
+---answered. The prompt says when the rejection takes the session's queued asks too.
 function M.reject_all()
   local review = queue.shown()
   if not review then
     return
   end
-  vim.ui.input({ prompt = "Reason for the agent (optional): " }, function(text)
-    local message = type(text) == "string" and vim.trim(text) ~= "" and text or nil
-    queue.answer(review.id, { reply = "reject", message = message })
+  local mates = #queue.session_mates(review)
+  local also = mates > 0
+      and (" — rejects this and the %d other%s queued from this agent"):format(
+        mates,
+        mates == 1 and "" or "s"
+      )
+    or ""
+  vim.ui.input({
+    prompt = ("Reason for the agent (optional; Enter rejects%s, Esc goes back): "):format(also),
+  }, function(text)
+    if text == nil or not queue.find(review.id) then
+      return -- Esc: nothing is answered
+    end
+    local message = vim.trim(text) ~= "" and text or nil
+    answer(review, { reply = "reject", message = message })
   end)
 end
 
-local SCOPES = {
-  { scope = "session", label = "for this session" },
-  { scope = "project", label = "for this project (saved in its opencode.json)" },
-  { scope = "user", label = "for all my projects (saved in my OpenCode config)" },
-}
+---Where an "always" is kept, in words; the saved scopes name their real file (the
+---ask's `ruleFiles`, e.g. under $XDG_CONFIG_HOME), else a generic place.
+---@param review toolhost.Review
+---@return table[]
+function M.scopes(review)
+  local files = type(review.params.ruleFiles) == "table" and review.params.ruleFiles or {}
+  local function at(scope, fallback)
+    local file = files[scope]
+    return type(file) == "string" and vim.fn.fnamemodify(file, ":~:.") or fallback
+  end
+  return {
+    { scope = "session", label = "for this session (kept in memory, nothing is written)" },
+    {
+      scope = "project",
+      label = ("for this project (saved in %s)"):format(at("project", "its opencode.json")),
+    },
+    {
+      scope = "user",
+      label = ("for all my projects (saved in %s)"):format(at("user", "my OpenCode config")),
+    },
+  }
+end
 
 ---Asks which of the ask's alwaysOptions, then where to keep it, and answers "always".
 function M.always()
@@ -73,17 +124,17 @@ function M.always()
       return
     end
     vim.schedule(function()
-      vim.ui.select(SCOPES, {
+      vim.ui.select(M.scopes(review), {
         prompt = ("Always allow %s:"):format(tostring(option.label)),
         kind = "toolhost.scope",
         format_item = function(item)
           return item.label
         end,
       }, function(scope)
-        if scope then
+        if scope and queue.find(review.id) then
           local reply = model.accept_reply(review)
           reply.reply, reply.alwaysOption, reply.scope = "always", option.id, scope.scope
-          queue.answer(review.id, reply)
+          answer(review, reply)
         end
       end)
     end)

@@ -1,5 +1,5 @@
----Editing a proposal: a diff tab with the file as it is (left) and the proposed text
----(right, editable). `:w` there keeps the person's version for the answer (sent as
+---Editing a proposal: a diff tab with the file as it is (left, read-only) and the
+---proposed text (right, editable, where the cursor starts). `:w` there keeps the person's version for the answer (sent as
 ---`edited`), and the accept key writes, closes the tab and accepts.
 local config = require("toolhost.config")
 local hunks = require("toolhost.review.hunks")
@@ -16,6 +16,15 @@ function M.edit()
   if not review or not file then
     return
   end
+  if review.stale and review.stale[file] then
+    vim.notify(
+      ("toolhost: %s changed before this proposal reached you, so it cannot be edited here; accept it (toolhost moves it onto the file's new text, or says it cannot) or reject it"):format(
+        file
+      ),
+      vim.log.levels.WARN
+    )
+    return
+  end
   local base, proposed = hunks.texts(review, file)
   if review.edited[file] then
     proposed = vim.split(review.edited[file]:gsub("\n$", ""), "\n", { plain = true })
@@ -28,7 +37,8 @@ function M.edit()
   vim.bo[left].modifiable = false
   pcall(vim.api.nvim_buf_set_name, left, "toolhost://current/" .. file)
   vim.cmd("diffthis")
-  vim.cmd("vnew")
+  -- The proposal on the right, as in :help toolhost-review-keys and VS Code's diff.
+  vim.cmd("rightbelow vnew")
   local right = vim.api.nvim_get_current_buf()
   vim.bo[right].buftype = "acwrite"
   vim.bo[right].bufhidden = "wipe"

@@ -51,7 +51,9 @@ function M.map(buf)
   map("prev_review", function()
     queue.cycle(-1)
   end, "previous pending review")
-  map("close", view.hide, "hide (the review stays pending)")
+  map("close", function()
+    require("toolhost.review.window").close()
+  end, "hide (the review stays pending)")
 end
 
 return M

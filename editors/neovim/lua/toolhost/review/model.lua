@@ -20,6 +20,8 @@ local M = {}
 ---@field decisions table<string, boolean> hunk id -> accepted (nil: undecided)
 ---@field edited table<string, string> relative path -> the text the person wants
 ---@field unsaved_choice? "editor"|"save"
+---@field base? table<string, string[]> per file, its text when the ask arrived (hunks.snapshot)
+---@field stale? table<string, boolean> files whose text did not hold the hunks then
 ---@field done fun(reply: table)
 
 ---The ask's metadata, or an empty table when it sent none (or not a table).
@@ -78,6 +80,45 @@ function M.overlaps(review)
   return vim.tbl_filter(function(item)
     return type(item) == "table" and item.overlaps == true
   end, type(metadata.unsaved) == "table" and metadata.unsaved or {})
+end
+
+---Per file of an edit ask, its kind: "add", "update", "delete" or "move".
+---@param review toolhost.Review
+---@return table<string, string>
+function M.file_kinds(review)
+  local kinds = {}
+  local files = M.metadata(review.params).files
+  for _, entry in ipairs(type(files) == "table" and files or {}) do
+    if type(entry) == "table" and type(entry.relativePath) == "string" then
+      kinds[entry.relativePath] = entry.movePath and "move" or tostring(entry.type)
+    end
+  end
+  return kinds
+end
+
+-- What an ask without a diff would do if allowed, in words (then its patterns).
+local WOULD = {
+  bash = "%s would run:",
+  external_directory = "%s would reach these places outside the project:",
+  webfetch = "%s would fetch:",
+  read = "%s would read:",
+  glob = "%s would list the files matching:",
+  grep = "%s would search the files for:",
+  list = "%s would list:",
+  skill = "%s would load the skill:",
+  task = "%s would start a sub-agent:",
+  doom_loop = "%s would make the same call a third time in a row:",
+  config = "%s would apply this change to what the agent may do:",
+}
+
+---@param params table the ask
+---@return string
+function M.asks_to(params)
+  local form = WOULD[params.permission]
+  if form then
+    return form:format(tostring(params.tool))
+  end
+  return ("%s asks for `%s` on:"):format(tostring(params.tool), tostring(params.permission))
 end
 
 ---What pending() lists of a review: `{id, tool, title, permission, patterns, files, hunks,

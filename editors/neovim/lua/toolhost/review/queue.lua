@@ -51,6 +51,24 @@ function M.shown()
   return M.list[M.current]
 end
 
+---The other queued reviews a rejection of `review` also rejects: the sidecar, as
+---OpenCode, rejects every ask of the same agent session still waiting (the agent's
+---turn ends). toolhost's own asks (config changes) are not among them.
+---@param review toolhost.Review
+---@return toolhost.Review[]
+function M.session_mates(review)
+  local session = review.params.sessionID
+  if session == nil or review.params.tool == "toolhost" then
+    return {}
+  end
+  return vim.tbl_filter(function(other)
+    return other ~= review
+      and other.client_id == review.client_id
+      and other.params.sessionID == session
+      and other.params.tool ~= "toolhost"
+  end, M.list)
+end
+
 ---Queues a review (its `done` set) and fires "added".
 ---@param review toolhost.Review
 function M.add(review)
