@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,7 @@ from server.acp.wire import (
 )
 from server.attach.rpc import REQUEST_CANCELLED, RpcError
 from server.lockfile import LockInfo
+from tools.bash.sandbox.syscalls import PR_SET_PDEATHSIG, prctl
 
 log = logging.getLogger("toolhost.acp")
 
@@ -100,6 +103,7 @@ class Proxy:
                 stderr=asyncio.subprocess.PIPE,
                 env={**os.environ, **self.agent.env},
                 limit=LINE_LIMIT,
+                preexec_fn=functools.partial(_end_with, os.getpid()),
             )
         except OSError as error:
             print(f"toolhost acp: cannot start {self.agent.argv[0]}: {error}", file=sys.stderr)
@@ -406,3 +410,12 @@ def _advertise_client_methods(params: dict[str, Any]) -> None:
     fs: dict[str, Any] = found if isinstance(found, dict) else {}
     capabilities["fs"] = {**fs, "readTextFile": True, "writeTextFile": True}
     capabilities["terminal"] = True
+
+
+def _end_with(proxy: int) -> None:
+    """In the agent's process, before its exec: SIGTERM when the proxy ends, however it
+    ends. A proxy killed by its client left codex-acp (and the MCP servers it had
+    started) running for good."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != proxy:  # the proxy ended before the line above
+        os._exit(1)

@@ -240,3 +240,26 @@ async def test_attached_fs_read_text_file_sees_the_editors_unsaved_buffer(
         await editor.close()
     assert results == [{"content": "x = 'unsaved'\n"}]
     assert target.read_text() == "x = 1\n"
+
+
+async def test_a_killed_proxy_takes_its_agent_with_it(project: Path, tmp_path: Path) -> None:
+    """A client that kills ``toolhost acp`` (SIGKILL: no shutdown runs) must not leave the
+    agent running for good, even one that does not end when its stdin closes (codex-acp
+    and its MCP servers stayed). This agent hangs before it reads anything."""
+    env = {**agent_env(tmp_path), "SCRIPTED_AGENT_HANG_AT_START": "1"}
+    async with proxy(AGENT, project, env, tmp_path, options=("--start-timeout", "60")) as client:
+        children = Path(f"/proc/{client.process.pid}/task/{client.process.pid}/children")
+        for _ in range(100):
+            if children.read_text().split():
+                break
+            await asyncio.sleep(0.05)
+        agent = int(children.read_text().split()[0])
+        client.process.kill()
+        for _ in range(100):
+            state = Path(f"/proc/{agent}/stat")
+            if not state.exists() or state.read_text().split(") ")[1].startswith("Z"):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            os.kill(agent, 9)
+            pytest.fail(f"the agent (pid {agent}) outlived its killed proxy")
