@@ -73,11 +73,22 @@ def test_values_json_cannot_hold_go_through_the_default() -> None:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Equality that counts NaN equal to NaN."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
-        return math.isnan(b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
+    """Equality that counts NaN equal to NaN; iterative, since a body may nest deeper than
+    the recursion limit once something in the process has raised it."""
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if isinstance(x, float) and isinstance(y, float) and math.isnan(x):
+            if not math.isnan(y):
+                return False
+        elif isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            pending.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif type(x) is not type(y) or x != y:
+            return False
+    return True
