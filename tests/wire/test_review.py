@@ -309,11 +309,15 @@ async def test_an_always_saved_for_the_project_is_not_asked_about_again(tmp_path
 async def test_a_withdrawn_ask_is_announced_by_its_id(editor: FakeEditor, root: Path) -> None:
     editor.ask_reply = None  # never answers
     params = {"tool": "bash", "args": {"command": "true", "description": "t"}}
-    editor.protocol.send_request("tools/execute", params, msg_id="withdraw-me")
+    call = editor.protocol.send_request("tools/execute", params, msg_id="withdraw-me")
     async with asyncio.timeout(10):
         while not editor.asks:
             await asyncio.sleep(0.02)
         editor.cancel_request(types.CancelParams(id="withdraw-me"))
         while not editor.withdrawn:
+            await asyncio.sleep(0.02)
+        # The cancelled call is answered too; left pending, the client's shutdown would
+        # fail it as the server exits (a teardown error, depending on timing).
+        while not call.done():
             await asyncio.sleep(0.02)
     assert editor.withdrawn == [editor.asks[-1]["id"]]
