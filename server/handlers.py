@@ -78,11 +78,17 @@ async def tools_execute(server: ToolhostServer, raw: Any) -> dict[str, Any]:
         bridge.end_progress()
 
 
-async def permission_rules(server: ToolhostServer, raw: Any) -> dict[str, Any]:
-    """``permission/rules``: every "always" kept (of one session, or all) and every saved rule."""
+def _optional_session(raw: Any, method: str) -> str | None:
+    """The request's ``sessionID``, when it names one (else every session)."""
     session = raw.get("sessionID") if isinstance(raw, dict) else None
     if session is not None and not isinstance(session, str):
-        raise JsonRpcInvalidParams("permission/rules: sessionID must be a string")
+        raise JsonRpcInvalidParams(f"{method}: sessionID must be a string")
+    return session
+
+
+async def permission_rules(server: ToolhostServer, raw: Any) -> dict[str, Any]:
+    """``permission/rules``: every "always" kept (of one session, or all) and every saved rule."""
+    session = _optional_session(raw, "permission/rules")
     state = server.state
     await state.ready()
     rules = await asyncio.to_thread(state.host.permissions.rules, session)
@@ -126,9 +132,7 @@ async def turn_begin(server: ToolhostServer, raw: Any) -> None:
 
 async def checkpoints_list(server: ToolhostServer, raw: Any) -> dict[str, Any]:
     """``checkpoints/list {sessionID?}``: every checkpoint, oldest first."""
-    session = raw.get("sessionID") if isinstance(raw, dict) else None
-    if session is not None and not isinstance(session, str):
-        raise JsonRpcInvalidParams("checkpoints/list: sessionID must be a string")
+    session = _optional_session(raw, "checkpoints/list")
     state = server.state
     await state.ready()
     entries = await asyncio.to_thread(state.host.checkpoints.entries, session)

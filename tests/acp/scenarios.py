@@ -10,8 +10,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.acp.client import PATCH, AcpClient
+from tests.acp.client import PATCH, AcpClient, proxy, stderr_of
+from tests.acp.schema import validate_sent
 from tests.scripted_model import Reply, Step, ToolCall
+
+
+async def prompt_once(
+    agent: list[str],
+    project: Path,
+    env: dict[str, str],
+    tmp_path: Path,
+    flags: tuple[str, ...],
+    answer: str,
+) -> AcpClient:
+    """One session through ``toolhost acp [flags] -- agent``, one prompt answered to its end
+    (toolhost's reviews answered ``answer``), everything the proxy sent valid ACP."""
+    async with proxy(agent, project, env, tmp_path, options=flags, choose=choose(answer)) as client:
+        await client.initialize()
+        session = await client.new_session(project)
+        result = await client.prompt(session, "Change x and add y")
+        assert result["stopReason"] == "end_turn", stderr_of(tmp_path)
+    validate_sent(client.sent())
+    return client
 
 
 def ours(client: AcpClient) -> list[dict[str, Any]]:

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of
-from tests.acp.scenarios import choose, ours
-from tests.acp.schema import validate_sent
+from tests.acp.client import PATCH, AcpClient, readme_agent, stderr_of
+from tests.acp.scenarios import ours, prompt_once
 from tests.mcp.helpers import npm_cli
 from tests.mcp.test_claude_code import claude_env
 from tests.scripted_anthropic import ScriptedAnthropic, serve, tool_names, tool_results
@@ -57,20 +56,9 @@ async def run(
         },
     )
     flags = ("--model", "openai/gpt-5")
-    async with proxy(
-        readme_agent("acp-claude", adapter),
-        project,
-        env,
-        tmp_path,
-        options=flags,
-        choose=choose(answer),
-    ) as client:
-        await client.initialize()
-        session = await client.new_session(project)
-        result = await client.prompt(session, "Change x and add y")
-        assert result["stopReason"] == "end_turn", stderr_of(tmp_path)
-    validate_sent(client.sent())
-    return client
+    return await prompt_once(
+        readme_agent("acp-claude", adapter), project, env, tmp_path, flags, answer
+    )
 
 
 async def test_claude_is_offered_toolhost_only_and_the_patch_is_reviewed(

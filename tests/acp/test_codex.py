@@ -18,15 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of
+from tests.acp.client import PATCH, AcpClient, readme_agent, stderr_of
 from tests.acp.scenarios import (
     assert_patch_reviewed_and_landed,
     assert_rejected,
     assert_sandboxed,
-    choose,
     patch_then_bash,
+    prompt_once,
 )
-from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_cli
 from tests.mcp.test_codex import codex_env, provider_config
 from tests.scripted_model import Reply, ScriptedModel, ToolCall
@@ -70,20 +69,9 @@ async def run_codex(
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "config.toml").write_text(provider_config(model))
     env = {**codex_env(home), "OPENAI_API_KEY": "sk-scripted-not-a-key"}
-    async with proxy(
-        readme_agent("acp-codex", adapter),
-        project,
-        env,
-        tmp_path,
-        options=flags,
-        choose=choose(answer),
-    ) as client:
-        await client.initialize()
-        session = await client.new_session(project)
-        result = await client.prompt(session, "Change x and add y")
-        assert result["stopReason"] == "end_turn", stderr_of(tmp_path)
-    validate_sent(client.sent())
-    return client
+    return await prompt_once(
+        readme_agent("acp-codex", adapter), project, env, tmp_path, flags, answer
+    )
 
 
 async def test_codex_offers_only_toolhost_reviews_the_patch_and_sandboxes_bash(

@@ -20,15 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of
+from tests.acp.client import PATCH, AcpClient, readme_agent, stderr_of
 from tests.acp.scenarios import (
     assert_patch_reviewed_and_landed,
     assert_rejected,
     assert_sandboxed,
-    choose,
     patch_then_bash,
+    prompt_once,
 )
-from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_cli
 from tests.scripted_gemini import (
     ScriptedGemini,
@@ -77,20 +76,9 @@ async def run_gemini(
     flags: tuple[str, ...] = ("--model", "openai/gpt-5"),  # toolhost offers apply_patch
 ) -> AcpClient:
     env = gemini_env(tmp_path, model)
-    async with proxy(
-        readme_agent("acp-gemini", gemini),
-        project,
-        env,
-        tmp_path,
-        options=flags,
-        choose=choose(answer),
-    ) as client:
-        await client.initialize()
-        session = await client.new_session(project)
-        result = await client.prompt(session, "Change x and add y")
-        assert result["stopReason"] == "end_turn", stderr_of(tmp_path)
-    validate_sent(client.sent())
-    return client
+    return await prompt_once(
+        readme_agent("acp-gemini", gemini), project, env, tmp_path, flags, answer
+    )
 
 
 async def test_without_the_switch_gemini_offers_its_own_tools(
