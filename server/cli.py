@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,15 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def build_parser() -> argparse.ArgumentParser:
+_OWN_MODULE_COMMANDS = {
+    "mcp": ("server.mcp.main", "serve the tools to an MCP host over stdio"),
+    "acp": ("server.acp.main", "run an ACP agent with toolhost in between"),
+    "undo": ("server.undo_cli", "put an agent's turn back"),
+    "setup": ("server.setup.main", "register toolhost in an agent's config, its tools off"),
+}
+
+
+def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolhost", description="OpenCode's agent tools as an editor sidecar."
     )
@@ -112,20 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="check what works here (the sandbox first)")
     doctor.add_argument("--json", action="store_true", help="print {checks: [{name, ok, detail}]}")
     doctor.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
-    from server.mcp.main import add_arguments
+    # These commands' options live in their own modules (setup's pull in a TOML library):
+    # only the command being run imports its module, so `list` and `serve` start lighter.
+    chosen = next((word for word in argv if not word.startswith("-")), None)
+    for name, (module, summary) in _OWN_MODULE_COMMANDS.items():
+        command = commands.add_parser(name, help=summary)
+        if name == chosen:
+            import importlib
 
-    add_arguments(commands.add_parser("mcp", help="serve the tools to an MCP host over stdio"))
-    from server.acp.main import add_arguments as acp_arguments
-
-    acp_arguments(commands.add_parser("acp", help="run an ACP agent with toolhost in between"))
-    from server import undo_cli
-
-    undo_cli.add_arguments(commands.add_parser("undo", help="put an agent's turn back"))
-    from server.setup.main import add_arguments as setup_arguments
-
-    setup_arguments(
-        commands.add_parser("setup", help="register toolhost in an agent's config, its tools off")
-    )
+            importlib.import_module(module).add_arguments(command)
     return parser
 
 
@@ -139,7 +143,9 @@ def _trusted_flag(command: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    if argv is None:
+        argv = sys.argv[1:]
+    args = build_parser(argv).parse_args(argv)
     if args.command == "serve":
         return serve(args)
     if args.command == "list":
@@ -196,6 +202,11 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def list_tools(args: argparse.Namespace) -> int:
+    import gc
+
+    # A listing allocates only what it prints and then exits: collecting garbage among
+    # the tens of thousands of objects the imports make is time spent for nothing (5 ms).
+    gc.disable()
     from tools.editor import EditorBridge
 
     model = None

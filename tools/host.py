@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
 # Denied in every child session unless its agent names them in its own rules.
 CHILD_DENIED_UNLESS_DECLARED = ("todowrite", "todoread", "task")
 
-_ID_PREFIX = uuid.uuid4().hex[:12]  # unique per process
+_ID_PREFIX = os.urandom(6).hex()  # unique per process (uuid would import platform)
 _ids = itertools.count(1)
 
 

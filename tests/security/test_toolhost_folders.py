@@ -60,7 +60,7 @@ def open_host(worktree: Path, everything: bool = True, **config: Any) -> ToolHos
 def defence_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """No folder of toolhost's counts as its own: only the rules decide, as before."""
     monkeypatch.setattr(external, "secret_folder", lambda *paths: None)
-    monkeypatch.setattr(external, "secret_dirs", lambda: [])
+    monkeypatch.setattr(external, "secret_dirs", lambda **_: [])
 
 
 def tool_calls(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -156,8 +156,14 @@ async def test_an_acp_relays_lock_file_is_out_of_reach(
         (relay / "toolhost").mkdir()
         lock = relay / "toolhost" / "sidecar-1.json"
         lock.write_text(json.dumps({"token": TOKEN}))
-        result = await open_host(worktree).execute("read", {"filePath": str(lock)})
+        host = open_host(worktree)
+        result = await host.execute("read", {"filePath": str(lock)})
         assert (TOKEN in result.output) is (defence == "off"), result.output
+        # A search of the temp folder, and one inside the relay's folder, skip it too.
+        for folder in (relay.parent, relay):
+            args = {"pattern": TOKEN, "path": str(folder), "include": "sidecar-*.json"}
+            result = await host.execute("grep", args)
+            assert (TOKEN in result.output) is (defence == "off"), (folder, result.output)
     finally:
         shutil.rmtree(relay)
 

@@ -64,10 +64,11 @@ def relay_runtime_patterns() -> list[str]:
     return [os.path.join(base, "toolhost-acp-*") for base in temps]
 
 
-def secret_dirs() -> list[str]:
+def secret_dirs(*, relays: bool = True) -> list[str]:
     """toolhost's folders no tool may reach: the runtime folders (the relays' that
-    exist now included) and the trust store's."""
+    exist now included, unless ``relays`` is false) and the trust store's."""
     import glob
 
-    relays = [found for pattern in relay_runtime_patterns() for found in glob.glob(pattern)]
-    return [*runtime_dirs(), *sorted(relays), state_dir()]
+    patterns = relay_runtime_patterns() if relays else []
+    found = [path for pattern in patterns for path in glob.glob(pattern)]
+    return [*runtime_dirs(), *sorted(found), state_dir()]

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,7 +164,7 @@ def read_file(path: Path) -> tuple[bytes, os.stat_result]:
 
 def temp_name(name: str, tag: str | None = None) -> str:
     """The temp file a replacement of ``name`` is written to first (hidden, in its folder)."""
-    return f".{name}.{tag or secrets.token_hex(4)}.toolhost"
+    return f".{name}.{tag or os.urandom(4).hex()}.toolhost"
 
 
 def replace(path: Path, data: bytes, mode: int, *, tag: str | None = None) -> None:

@@ -19,7 +19,6 @@ is reaped by a background task, so the answer does not wait for the child watche
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import shutil
 import sys
@@ -29,9 +28,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from tools.errors import ToolError
+
+if TYPE_CHECKING:
+    import asyncio
 
 READ_CHUNK = 1 << 16
 # rg's stderr is kept only to explain a failure. It goes to an unlinked temp file, not
@@ -94,6 +96,8 @@ class Ripgrep:
         self.exit: RgExit | None = None
 
     async def __aenter__(self) -> Ripgrep:
+        import asyncio  # here, not at the top: `toolhost list` never runs rg
+
         binary = rg_path()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         try:
@@ -158,6 +162,8 @@ class Ripgrep:
         the call need not wait for the child watcher. Runs to completion even while
         the calling task is being cancelled: once rg is dead, reaping is immediate.
         """
+        import asyncio
+
         proc = self._require()
         stopped = not self._eof
         if stopped:
@@ -177,6 +183,8 @@ class Ripgrep:
         return self.exit
 
     async def _reap(self, proc: asyncio.subprocess.Process, *, drop_stderr: bool) -> int:
+        import asyncio
+
         assert proc.stdout is not None
         try:
             # Reading to EOF lets the pipe transport close normally (no ResourceWarning).
@@ -207,6 +215,8 @@ class Ripgrep:
 
     async def reaped(self) -> None:
         """Wait until rg, stopped early, has been reaped (tests; nothing else needs to)."""
+        import asyncio
+
         if self._reaper is not None:
             await asyncio.shield(self._reaper)
 

@@ -140,13 +140,29 @@ def secret_exclusions(search: Path | str) -> list[str]:
     folder below ``search``, so a search of a folder holding one never reads it."""
     found: list[str] = []
     searched = os.path.normpath(search)
-    for base in dict.fromkeys((searched, os.path.realpath(searched))):
-        prefix = base.rstrip("/") + "/"
-        for secret in secret_dirs():
+    prefixes = [
+        base.rstrip("/") + "/" for base in dict.fromkeys((searched, os.path.realpath(searched)))
+    ]
+    # Listing the relays' folders reads the whole temp folder (hundreds of entries): only
+    # a search that could hold one (of the temp folder, or above it) pays for it.
+    secrets = secret_dirs(relays=_relays_could_be_below(prefixes))
+    for prefix in prefixes:
+        for secret in secrets:
             for form in dict.fromkeys((secret, os.path.realpath(secret))):
                 if form.startswith(prefix):
                     found.append("--glob=!/" + glob_escape(form[len(prefix) :]))
     return list(dict.fromkeys(found))
+
+
+def _relays_could_be_below(prefixes: list[str]) -> bool:
+    for pattern in relay_runtime_patterns():
+        start = pattern.removesuffix("*")  # e.g. /tmp/toolhost-acp-
+        parent = os.path.dirname(start)
+        for base in dict.fromkeys((parent, os.path.realpath(parent))):
+            relay_start = os.path.join(base, os.path.basename(start))
+            if any(relay_start.startswith(p) or p.startswith(relay_start) for p in prefixes):
+                return True
+    return False
 
 
 def glob_escape(text: str) -> str:
