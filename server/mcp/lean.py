@@ -10,8 +10,9 @@ for message (``tests/mcp/test_lean_door.py`` holds the two doors to the same ans
 - ``initialize`` (the client's revision when it is a handshake one, else 2025-11-25),
   ``notifications/initialized``, ``ping``;
 - ``tools/list`` and ``tools/call`` (refused with -32602 before ``initialize``), a call's
-  ``progressToken`` as ``notifications/progress``, ``notifications/cancelled`` cancelling
-  the call (which is then not answered);
+  ``progressToken`` as ``notifications/progress`` with a heartbeat while the tool is quiet
+  (``server.mcp.progress``), ``notifications/cancelled`` cancelling the call (which is
+  then not answered);
 - a permission ask as ``elicitation/create`` (a form) when the client declared
   elicitation, and ``notifications/tools/list_changed`` when the catalogue changes;
 - -32601 for every other method, -32700 for a line that is not JSON.
@@ -34,7 +35,8 @@ import orjson
 from server import __version__
 from server.mcp.backend import Backend, CallHooks, turn_of
 from server.mcp.catalogue import error_result, mcp_result, mcp_tool
-from server.mcp.prompts import ASK_SCHEMA, INSTRUCTIONS, ask_message, progress_message, reply_of
+from server.mcp.progress import CallProgress
+from server.mcp.prompts import ASK_SCHEMA, INSTRUCTIONS, ask_message, reply_of
 
 log = logging.getLogger("toolhost.mcp")
 
@@ -206,7 +208,8 @@ class LeanMcp:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         elicit = self._elicit if self._can_elicit() else None
-        hooks = CallHooks(self._progress(token), elicit, turn_of(meta))
+        progress = self._progress(token)
+        hooks = CallHooks(progress.push if progress is not None else _ignore, elicit, turn_of(meta))
         name = params["name"]
         try:
             return mcp_result(await self.backend.call(name, arguments or {}, hooks))
@@ -218,25 +221,24 @@ class LeanMcp:
                 f"toolhost failed unexpectedly while running {name} ({error}). You may "
                 "retry, or continue another way."
             )
+        finally:
+            if progress is not None:
+                progress.end()
 
     # -- what a call sends the client -------------------------------------------
 
-    def _progress(self, token: Any) -> Callable[[dict[str, Any]], None]:
+    def _progress(self, token: Any) -> CallProgress | None:
+        """The call's progress notifications and heartbeat; None without a token."""
         if not isinstance(token, str | int) or isinstance(token, bool):
-            return _ignore
-        count = itertools.count(1)
+            return None
 
-        def report(update: dict[str, Any]) -> None:
-            params = {"progressToken": token, "progress": next(count)}
-            self.send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/progress",
-                    "params": {**params, "message": progress_message(update)},
-                }
-            )
+        def send(count: int, message: str) -> None:
+            params = {"progressToken": token, "progress": count, "message": message}
+            self.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
-        return report
+        progress = CallProgress(send)
+        progress.start()
+        return progress
 
     def _can_elicit(self) -> bool:
         """The client declared form elicitation (an empty ``elicitation`` means form)."""
