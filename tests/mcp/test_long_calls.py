@@ -35,8 +35,7 @@ WAYS = [
     ("lean", "alone"),
     ("sdk", "alone"),
     ("lean", "handed-over"),
-    ("lean", "forwarded"),
-    ("sdk", "forwarded"),
+    ("lean", "forwarded"),  # the SDK's door forwards through the same backend
 ]
 
 
@@ -152,7 +151,7 @@ async def test_a_quiet_command_keeps_the_client_hearing_and_a_cancel_ends_its_tr
         assert max(gaps) < HEARTBEAT_SECONDS + 0.5, gaps  # loaded machine: some slack
 
         # Without a progress token: no notification at all.
-        await client.send(bash(2, "sleep 1.5; echo quiet"))
+        await client.send(bash(2, "sleep 1.2; echo quiet"))
         await client.answer(2)
         assert not [m for _, m in client.seen if m.get("method") == "notifications/progress"
                     and m["params"]["progressToken"] != "beat"]  # fmt: skip
@@ -164,6 +163,7 @@ async def test_a_quiet_command_keeps_the_client_hearing_and_a_cancel_ends_its_tr
         await client.send({"method": "notifications/cancelled", "params": {"requestId": 3}})
         took = await asyncio.to_thread(seconds_until_gone, token)
         assert took < 1.0, f"{holding(token)} still there after {took:.2f} s"
+        await asyncio.sleep(HEARTBEAT_SECONDS)  # what was on its way before the cancel
         heard = len(client.progress("cancel-me"))
         await asyncio.sleep(HEARTBEAT_SECONDS * 1.5)
         assert len(client.progress("cancel-me")) == heard  # the heartbeat ended with it
