@@ -18,6 +18,7 @@ capabilities), and takes each ``session/prompt``'s text as a JSON list of steps:
 Each step's result (or error) is reported as an ``agent_message_chunk`` whose text is
 JSON ``{"step": i, "result": ...}``, and the prompt ends with ``end_turn``.
 ``SCRIPTED_AGENT_LOG`` names a file that gets one JSON line per message received.
+With ``SCRIPTED_AGENT_STAYS`` set it does not exit when its stdin closes (as codex-acp).
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class Agent:
                 task = loop.create_task(self.answer(message))
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
+        if os.environ.get("SCRIPTED_AGENT_STAYS"):  # as codex-acp: its MCP clients hold it
+            await asyncio.sleep(3600)
         os._exit(0)  # stdin closed: gone at once (its MCP clients would hold the exit)
 
     async def answer(self, message: dict[str, Any]) -> None:
