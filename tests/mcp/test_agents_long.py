@@ -41,7 +41,7 @@ from typing import Any
 
 import pytest
 
-from tests.mcp.helpers import TOOLHOST, npm_cli
+from tests.mcp.helpers import TOOLHOST, npm_cli, run_agent
 from tests.mcp.process_table import holding, long_command, sleepers
 from tests.mcp.test_claude_code import claude, claude_env  # noqa: F401  (a fixture)
 from tests.mcp.test_codex import codex, codex_env, provider_config  # noqa: F401
@@ -197,10 +197,10 @@ def run_claude_bash(
             "ENABLE_TOOL_SEARCH": "false",
             **env,
         }
-        done = subprocess.run(
+        done = run_agent(
             [str(claude), "-p", "Run the tests", "--allowedTools", "mcp__toolhost__bash"],
-            cwd=project, env=claude_env(home, extra), capture_output=True, text=True,
-            timeout=240, check=False, stdin=subprocess.DEVNULL,
+            cwd=project, env=claude_env(home, extra), text=True, timeout=240,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
     return model, log, watch, done
 
@@ -253,10 +253,10 @@ def test_codex_cuts_at_its_limit_whatever_the_progress_and_the_tree_ends(
             + f"args = {json.dumps(server[1:])}\nrequired = true\ntool_timeout_sec = 4\n"
             + '\n[mcp_servers.toolhost.tools.bash]\napproval_mode = "approve"\n'
         )
-        done = subprocess.run(
+        done = run_agent(
             [str(codex), "exec", "--skip-git-repo-check", "Run the tests"],
-            cwd=project, env=codex_env(home), capture_output=True, text=True,
-            timeout=240, check=False, stdin=subprocess.DEVNULL,
+            cwd=project, env=codex_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, timeout=240, stdin=subprocess.DEVNULL,
         )  # fmt: skip
     assert done.returncode == 0 and len(model.requests) == 2, done.stderr[-3000:]
     assert "timed out awaiting tools/call after 4s" in function_outputs(model.requests[1])[-1]
@@ -302,10 +302,10 @@ def test_gemini_cuts_at_its_limit_whatever_the_progress_and_the_tree_ends(
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
         "NO_COLOR": "1",
     }
-    done = subprocess.run(
+    done = run_agent(
         [str(gemini), "-p", "Run the tests", "-m", "gemini-2.5-pro", "--approval-mode", "yolo"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=240, check=False,
-        stdin=subprocess.DEVNULL,
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        timeout=240, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 0 and len(gemini_model.requests) == 2, done.stderr[-3000:]
     assert "Request timed out" in function_responses(gemini_model.requests[1])[-1]
