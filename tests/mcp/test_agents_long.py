@@ -8,8 +8,9 @@ here; the table is in docs/protocol.md):
 
 - OpenCode 1.18.33 restarts its timer (the MCP SDK's ``resetTimeoutOnProgress``) on each
   progress notification: with ``timeout: 3000``, a command quiet for 5 s completes, kept
-  alive by toolhost's heartbeat. Ctrl-C ends ``opencode run`` at once and closes
-  toolhost's stdin: the command's tree is gone within a second.
+  alive by toolhost's heartbeat. When OpenCode goes away (killed here) toolhost's stdin
+  closes, and the command's tree is gone within a second. (Ctrl-C on ``opencode run``
+  sometimes ended it at once, sometimes let the running call finish first: 3 runs of 5.)
 - Claude Code 2.1.332 has a hard limit (``MCP_TOOL_TIMEOUT``, default 1e8 ms) that
   progress does not extend, and an idle limit (``CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT``,
   30 min for a stdio server, checked every 30 s) that progress restarts. With the idle
@@ -136,7 +137,7 @@ def bash_call(name: str, command: str) -> ToolCall:
 # -- OpenCode -------------------------------------------------------------------------
 
 
-def test_opencode_waits_for_a_quiet_command_and_ctrl_c_ends_the_next(
+def test_opencode_waits_for_a_quiet_command_and_its_end_ends_the_next(
     opencode: Path,  # noqa: F811
     tmp_path: Path,
 ) -> None:
@@ -161,7 +162,7 @@ def test_opencode_waits_for_a_quiet_command_and_ctrl_c_ends_the_next(
             cwd=project, env=opencode_env(project, home), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        watch = TreeWatch(token, then=partial(agent.send_signal, signal.SIGINT))  # Ctrl-C
+        watch = TreeWatch(token, then=partial(agent.send_signal, signal.SIGKILL))
         try:
             out, err = agent.communicate(timeout=240)
         finally:
