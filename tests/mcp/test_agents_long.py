@@ -55,6 +55,7 @@ from tests.scripted_model import tool_results as chat_results
 from tests.scripted_responses import function_outputs, serve_responses
 
 TAP = Path(__file__).with_name("wire_tap.py")
+END = "<end of input>"  # wire_tap.py's record of the agent closing its end
 QUIET = "echo started; sleep {seconds}; echo finished-quietly"
 FINISHED = "finished-quietly"
 
@@ -77,6 +78,11 @@ def cancelled_at(log: Path) -> float | None:
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             return float(entry["at"])
     return None
+
+
+def input_ended_at(log: Path) -> float | None:
+    """When toolhost's stdin closed: the agent went away."""
+    return next((float(e["at"]) for e in wire(log) if e["message"] == END), None)
 
 
 def progress_heard(log: Path) -> list[str]:
@@ -171,7 +177,8 @@ def test_opencode_waits_for_a_quiet_command_and_its_end_ends_the_next(
     assert len(results) >= 1, (out + err)[-3000:]
     assert FINISHED in results[0], results[0]
     assert progress_heard(log).count("started") >= 3  # the line, then heartbeats
-    assert_gone_within_a_second(watch, watch.acted_at, log)
+    # From when its end reached toolhost: a killed 400 MB process can take a moment to go.
+    assert_gone_within_a_second(watch, input_ended_at(log), log)
 
 
 # -- Claude Code ----------------------------------------------------------------------

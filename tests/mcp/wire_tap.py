@@ -3,7 +3,8 @@
 For the tests with real agents: the agent starts this in place of ``toolhost mcp``, and it
 starts ``toolhost mcp`` and relays every byte both ways unchanged, appending each line to
 LOG as ``{"at": wall clock, "to": "server"|"client", "message": ...}``, so a test knows
-when the agent sent ``notifications/cancelled`` and which progress reached it. When the
+when the agent sent ``notifications/cancelled`` and which progress reached it; the
+message ``END`` when the agent closed its end (or died). When the
 agent closes the pipe (or kills this process), the server's stdin closes too, as it would
 have. Standard library only: the agent runs it with this venv's Python.
 """
@@ -15,6 +16,8 @@ import subprocess
 import sys
 import threading
 import time
+
+END = "<end of input>"
 
 
 def main() -> int:
@@ -45,6 +48,7 @@ def main() -> int:
         record("server", line)
         server.stdin.write(line)
         server.stdin.flush()
+    record("server", END.encode())  # the agent closed the pipe (or died)
     server.stdin.close()
     code = server.wait()
     relay.join(5)
