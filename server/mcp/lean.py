@@ -78,6 +78,7 @@ class LeanMcp:
         self.client_capabilities: dict[str, Any] = {}
         self._calls: dict[Any, asyncio.Task[dict[str, Any]]] = {}  # request id -> its task
         self._cancelled: set[Any] = set()  # request ids the client cancelled
+        self._progress_of: dict[Any, CallProgress] = {}  # a running call's notifications
         self._answers: dict[Any, asyncio.Future[Any]] = {}  # our request id -> its answer
         self._ids = itertools.count(1)
         self.closed = False
@@ -128,6 +129,8 @@ class LeanMcp:
     def close(self) -> None:
         """The client is gone: stop writing, end the calls and the asks in flight."""
         self.closed = True
+        for progress in self._progress_of.values():
+            progress.end()
         for task in list(self._calls.values()):
             task.cancel()
         for future in self._answers.values():
@@ -151,7 +154,10 @@ class LeanMcp:
         elif method == "ping":
             self.answer(request_id, {})
         else:
-            coroutine = self._list(params) if method == "tools/list" else self._call(params)
+            if method == "tools/list":
+                coroutine = self._list(params)
+            else:
+                coroutine = self._call(params, request_id)
             task = asyncio.get_running_loop().create_task(coroutine)
             self._calls[request_id] = task
             task.add_done_callback(lambda done: self._finished(request_id, done))
@@ -199,7 +205,7 @@ class LeanMcp:
             raise _InvalidParams
         return {"tools": [mcp_tool(tool) for tool in await self.backend.list_tools()]}
 
-    async def _call(self, params: Any) -> dict[str, Any]:
+    async def _call(self, params: Any, request_id: Any) -> dict[str, Any]:
         if not isinstance(params, dict) or not isinstance(params.get("name"), str):
             raise _InvalidParams
         arguments = params.get("arguments")
@@ -209,6 +215,8 @@ class LeanMcp:
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         elicit = self._elicit if self._can_elicit() else None
         progress = self._progress(token)
+        if progress is not None:
+            self._progress_of[request_id] = progress
         hooks = CallHooks(progress.push if progress is not None else _ignore, elicit, turn_of(meta))
         name = params["name"]
         try:
@@ -224,6 +232,7 @@ class LeanMcp:
         finally:
             if progress is not None:
                 progress.end()
+                self._progress_of.pop(request_id, None)
 
     # -- what a call sends the client -------------------------------------------
 
@@ -283,6 +292,9 @@ class LeanMcp:
             task = self._calls.get(request_id)
             if task is not None:
                 self._cancelled.add(request_id)
+                progress = self._progress_of.pop(request_id, None)
+                if progress is not None:  # not a word more about a withdrawn call
+                    progress.end()
                 task.cancel()
 
     async def tools_changed(self) -> None:

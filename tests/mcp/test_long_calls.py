@@ -167,6 +167,10 @@ async def test_a_quiet_command_keeps_the_client_hearing_and_a_cancel_ends_its_tr
         heard = len(client.progress("cancel-me"))
         await asyncio.sleep(HEARTBEAT_SECONDS * 1.5)
         assert len(client.progress("cancel-me")) == heard  # the heartbeat ended with it
+        # bash's last update of a cancelled call (its "User aborted" note, for an editor)
+        # is not sent to the client that withdrew it.
+        said = [note["message"] for _, note in client.progress("cancel-me")]
+        assert "</shell_metadata>" not in said, said
         await client.send({"id": 4, "method": "ping"})
         await client.answer(4)
     assert 3 not in {m.get("id") for _, m in client.seen}  # a cancelled call is not answered
