@@ -58,10 +58,9 @@ for name, v in pairs(plain) do
     return v
   end
 end
--- codecompanion opens two connections at once, so two OpenCodes start together; on a
--- fresh HOME both create OpenCode's database and one exits ("database is locked"). A
--- user's OpenCode has its database already: make this one's first.
-vim.system({ opencode, "session", "list" }, { cwd = root, env = plain }):wait()
+-- HOME is fresh: codecompanion opens two connections at once, and toolhost acp starts
+-- their two OpenCodes one after the other (two first starts at once break OpenCode's
+-- new database: "database is locked").
 
 ---The last messages the proxy sent (to codecompanion and to OpenCode).
 local function sent_tail()
