@@ -108,7 +108,10 @@ class ClientMethods:
         path = _absolute(params)
         text = await link.read_text(path)
         if text is None:
-            raise AcpError(-32002, f"{path} does not exist or is not a text file")
+            # ACP's "resource not found" (the SDKs' and Zed's words)
+            raise AcpError(
+                -32002, f"Resource not found: {path} (no such text file)", {"uri": str(path)}
+            )
         line, limit = params.get("line"), params.get("limit")
         if isinstance(line, int) or isinstance(limit, int):
             lines = text.splitlines(keepends=True)
