@@ -86,7 +86,8 @@ class Proxy:
         self.awaiting: dict[Any, SessionLink] = {}  # a session request's id -> its link
         self.prompts: dict[Any, tuple[SessionLink, asyncio.Task[str | None]]] = {}
         self.sidecars: dict[Path, asyncio.Task[OwnSidecar]] = {}
-        self.methods = ClientMethods()
+        echoes = "OpenCode" if agent.kind == "opencode" else None
+        self.methods = ClientMethods(echoed_writes_of=echoes)
         self.queue: asyncio.Queue[Message] = asyncio.Queue()
         self.tasks: set[asyncio.Task[Any]] = set()
         self.landed_ids = itertools.count(1)

@@ -12,6 +12,16 @@ Found in the agents' source, and shown here with each real agent and a scripted 
   (an error object, not a JavaScript ``Error``) for a failure (gemini-cli issues 9280 and
   17588), so ``write_file`` of a new file fails and nothing is written; for the same
   reason a rejection reaches the model as a failure whose text is "[object Object]".
+- claude-agent-acp up to 0.17.1: its Read/Edit/Write (``mcp__acp__*``) use ``fs/*`` and its
+  Bash ``terminal/create`` when the client advertises them.  From 0.18.0 (0.23.1 here) it
+  runs Claude Code's built-in tools, which write to disk themselves: its
+  ``readTextFile``/``writeTextFile`` are never called.
+- codex-acp: from 0.11.0 (0.16.0 here) Codex's own apply_patch and shell write and run
+  themselves; the binary holds no ``fs/write_text_file`` or ``terminal/create``.
+- OpenCode 1.18.33: writes to disk itself.  Only after its own ``edit`` permission was
+  granted does it send ``fs/write_text_file``, with the same text, not waiting for the
+  answer; its tool writes either way.  toolhost declines that echo (a review of it could
+  not stop the write) and shows the change in the after-the-fact review of the turn.
 """
 
 from __future__ import annotations
@@ -23,16 +33,21 @@ from typing import Any
 
 import pytest
 
-from tests.acp.client import AcpClient, stderr_of
+from tests.acp.client import AcpClient, proxy, stderr_of
 from tests.acp.scenarios import assert_sandboxed, ours, prompt_once
+from tests.acp.schema import validate_sent
 from tests.acp.test_gemini import run_gemini
-from tests.mcp.helpers import npm_cli
+from tests.acp.test_opencode import configured_home
+from tests.mcp.helpers import npm_cli, npm_install
 from tests.mcp.test_claude_code import claude_env
+from tests.mcp.test_opencode import HOME as OPENCODE_HOME
+from tests.mcp.test_opencode import OPENCODE, opencode_env
+from tests.mcp.test_opencode import VERSION as OPENCODE_VERSION
 from tests.scripted_anthropic import ScriptedAnthropic
 from tests.scripted_anthropic import serve as serve_anthropic
 from tests.scripted_anthropic import tool_results as anthropic_results
 from tests.scripted_gemini import ScriptedGemini, function_responses, serve_gemini
-from tests.scripted_model import Reply, ToolCall
+from tests.scripted_model import Reply, ScriptedModel, ToolCall, serve, tool_results
 
 GEMINI_VERSION = "0.61.0"
 KEEP = ("--keep-agent-tools",)
@@ -200,3 +215,60 @@ async def test_claude_0_17_rejected_write_leaves_the_disk_and_the_model_is_told(
     assert len(ours(client)) == 2
     told = anthropic_results(claude_model.requests[2])[-2:]
     assert all("rejected" in text for text in told), told
+
+
+# -- OpenCode -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def opencode() -> Path:
+    failure = npm_install(OPENCODE_HOME, f"opencode-ai@{OPENCODE_VERSION}", OPENCODE)
+    assert failure is None, f"npm install opencode-ai failed:\n{failure}"
+    return OPENCODE
+
+
+@pytest.fixture
+def openai_model() -> Iterator[ScriptedModel]:
+    yield from serve(ScriptedModel([]))
+
+
+async def test_opencodes_own_edit_is_reviewed_after_the_turn_and_undone(
+    opencode: Path, openai_model: ScriptedModel, project: Path, tmp_path: Path
+) -> None:
+    """OpenCode asks its own permission for its edit (``edit: ask``), allowed; its echo
+    ``fs/write_text_file`` is declined with no review of toolhost's; the file changes on
+    disk anyway, and the turn's after-the-fact review undoes it."""
+    home = configured_home(tmp_path, openai_model)
+    config = home / ".config" / "opencode" / "opencode.json"
+    config.write_text(config.read_text().replace("gpt-5", "plain"))  # edit, not apply_patch
+    env = opencode_env(project, home)
+    env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"permission": {"edit": "ask"}})
+    target = project / "a.py"
+    edit = {"filePath": str(target), "oldString": "x = 1", "newString": "x = 2"}
+    openai_model.steps = [
+        ToolCall("read", {"filePath": str(target)}),
+        ToolCall("edit", edit),
+        Reply("Done."),
+    ]
+
+    def choose(params: dict[str, Any]) -> str | None:
+        if (params.get("_meta") or {}).get("toolhost", {}).get("kind") == "afterTheFact":
+            return "undo"
+        return "reject_once" if params["toolCall"]["toolCallId"].startswith("toolhost-") else "once"
+
+    async with proxy(
+        [str(opencode), "acp"], project, env, tmp_path, options=KEEP, choose=choose
+    ) as client:
+        await client.initialize()
+        session = await client.new_session(project)
+        answer = await client.prompt(session, "Change x")
+        assert answer["stopReason"] == "end_turn", stderr_of(tmp_path)
+    validate_sent(client.sent())
+    log = stderr_of(tmp_path)
+    own, [review] = client.permission_requests[:-1], after_the_fact(client)
+    assert [p["toolCall"]["toolCallId"].startswith("toolhost-") for p in own] == [False], log
+    [echo] = client_writes(client)
+    assert "writes the file itself" in echo["error"]["message"]
+    assert review["toolCall"]["content"] == [diff(target, "x = 1\n", "x = 2\n")]
+    assert "Edit applied successfully" in tool_results(openai_model.requests[2])[-1]
+    assert target.read_text() == "x = 1\n", log  # undone
