@@ -98,6 +98,9 @@ end
 T.test("the adapter runs the agent through toolhost acp, by absolute path", function()
   local adapter = require("codecompanion.adapters").resolve("toolhost_opencode")
   local cmd = adapter.commands.default
+  -- The README's snippet makes the adapter the chat below runs (the test adds its env).
+  local readme = T.readme_snippet("codecompanion-acp").adapters.acp.toolhost_opencode()
+  T.eq(readme.commands.default, cmd, "the README's adapter runs the same command")
   T.eq(cmd[1], T.bin .. "/toolhost", "toolhost by absolute path")
   T.eq(vim.list_slice(cmd, 2), { "acp", "--", "opencode", "acp" }, "the rest of the command")
   T.eq(adapter.type, "acp", "an ACP adapter")
