@@ -141,6 +141,7 @@ async def test_gemini_rejected_write_leaves_the_disk_and_the_model_is_told(
 
 # -- Claude Code ----------------------------------------------------------------------
 
+CLAUDE_VERSION = "0.23.1"  # the adapter the other tests run
 CLAUDE_THROUGH_CLIENT = "0.17.1"  # the last claude-agent-acp whose tools use fs/* and terminal/*
 
 
@@ -215,6 +216,47 @@ async def test_claude_0_17_rejected_write_leaves_the_disk_and_the_model_is_told(
     assert len(ours(client)) == 2
     told = anthropic_results(claude_model.requests[2])[-2:]
     assert all("rejected" in text for text in told), told
+
+
+async def test_claude_0_23_writes_to_disk_itself_caught_after_the_turn(
+    claude_model: ScriptedAnthropic, project: Path, tmp_path: Path
+) -> None:
+    """claude-agent-acp 0.23.1's Write is Claude Code's own: no fs/write_text_file, the
+    file lands at once, and only the turn's after-the-fact review shows it (undone)."""
+    adapter = npm_cli(
+        "@zed-industries/claude-agent-acp", CLAUDE_VERSION, "claude-agent-acp", "claude-agent-acp"
+    )
+    target = project / "b.py"
+    claude_model.steps = [
+        ToolCall("Write", {"file_path": str(target), "content": "y = 1\n"}),
+        Reply("Done."),
+    ]
+
+    def choose(params: dict[str, Any]) -> str | None:
+        if (params.get("_meta") or {}).get("toolhost", {}).get("kind") == "afterTheFact":
+            return "undo"
+        return next(o["optionId"] for o in params["options"] if o["kind"] == "allow_once")
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = claude_env(
+        home,
+        {
+            "ANTHROPIC_BASE_URL": claude_model.base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-scripted-not-a-key",
+            "IS_SANDBOX": "1",
+        },
+    )
+    async with proxy([str(adapter)], project, env, tmp_path, options=KEEP, choose=choose) as client:
+        await client.initialize()
+        session = await client.new_session(project)
+        answer = await client.prompt(session, "Add y")
+        assert answer["stopReason"] == "end_turn", stderr_of(tmp_path)
+    log = stderr_of(tmp_path)
+    assert not client_writes(client) and not ours(client)[:-1], log
+    [review] = after_the_fact(client)
+    assert review["toolCall"]["content"] == [diff(target, None, "y = 1\n")], log
+    assert not target.exists(), log  # undone
 
 
 # -- OpenCode -------------------------------------------------------------------------
