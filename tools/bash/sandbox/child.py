@@ -65,6 +65,7 @@ def run(
                 step = "namespaces"
                 namespaces.enter(os.getuid(), os.getgid(), network=plan.netns)
                 step = "mounts"
+                namespaces.writable_only(plan.writable)
                 for path in plan.pinned:
                     namespaces.pin(path)
                 for path in plan.protected:
@@ -77,6 +78,8 @@ def run(
             if capture_code is not None:
                 _capture(capture_code, channel)
             step = "landlock"
+            if plan.namespaces and os.path.isdir(namespaces.SHARED_MEMORY):
+                landlock.allow(ruleset_fd, namespaces.SHARED_MEMORY, plan.landlock_abi)
             landlock.enforce(ruleset_fd, plan.landlock_abi)
         elif plan.engine == "bwrap" and capture_code is not None:
             _capture(capture_code, channel)

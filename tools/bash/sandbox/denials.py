@@ -110,9 +110,9 @@ def notes(blocked: list[Blocked], network: bool, plan: Plan) -> list[str]:
     for path in protected[:MAX_NOTED]:
         lines.append(
             f"The command tried to write {path}, which commands may not change (git hooks "
-            "and config, the project's OpenCode/toolhost config and editor settings stay "
-            "read-only to them), and the sandbox stopped it. If it must change, use the edit "
-            "or write tool, whose changes the user reviews."
+            "and config, the project's OpenCode/toolhost config, editor settings and other "
+            "agents' config stay read-only to them), and the sandbox stopped it. If it must "
+            "change, use the edit or write tool, whose changes the user reviews."
         )
     hidden = len(outside) - MAX_NOTED + max(0, len(protected) - MAX_NOTED)
     if hidden > 0:

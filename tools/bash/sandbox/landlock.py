@@ -21,6 +21,7 @@ device ioctls (5), abstract Unix socket scoping (6).
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -170,6 +171,23 @@ def build(spec: Spec, abi: int) -> Ruleset:
         ruleset.close()
         raise
     return ruleset
+
+
+def allow(ruleset_fd: int, path: str, abi: int) -> None:
+    """In the child: every right beneath ``path``, a folder the child mounted itself
+    (its private ``/dev/shm``), which the supervisor could not name when it built the
+    ruleset.  Whether the ruleset handles reads is not known here: tried with them,
+    then without (EINVAL: a right the ruleset does not handle)."""
+    machine = arch()
+    assert machine is not None
+    for rights in (fs_rights(abi), fs_rights(abi) & ~READ):
+        try:
+            _Adder(ruleset_fd, rights, machine.landlock + 1, []).add(path, rights)
+            return
+        except OSError as error:
+            if error.errno != errno.EINVAL:
+                raise
+    raise SyscallError(errno.EINVAL, f"landlock_add_rule {path}: refused")
 
 
 def enforce(ruleset_fd: int, abi: int) -> None:

@@ -1,9 +1,9 @@
 """What this machine's kernel lets an unprivileged process do, found by trying it.
 
 Each mechanism is tried for real, once per supervisor: Landlock's ABI version, a
-user + mount + network namespace with a read-only bind mount (in a forked child,
-since ``unshare(CLONE_NEWUSER)`` refuses a multi-threaded caller), seccomp, and
-bubblewrap running ``true``.
+user + mount + network namespace with read-only bind mounts and a read-only root (in
+a forked child, since ``unshare(CLONE_NEWUSER)`` refuses a multi-threaded caller),
+seccomp, and bubblewrap running ``true``.
 
 ``TOOLHOST_SANDBOX_SIMULATE`` pretends some of them are missing, for tests and for
 trying the fallbacks: a comma-separated list of ``no-landlock``, ``no-userns``,
@@ -107,6 +107,7 @@ def _try_namespaces() -> int:
                 namespaces.enter(os.getuid(), os.getgid(), network=False)
                 code = _NO_MOUNT
                 namespaces.read_only(scratch)
+                namespaces.writable_only([scratch])
                 code = _NO_NETNS
                 unshare(CLONE_NEWNET)
                 code = _NAMESPACES_OK
