@@ -357,9 +357,13 @@ class World:
             return f"the output holds {value}" if value in output else None
         if kind == "alive":
             return _alive(Path(value))
-        if kind == "victim":
-            state = _process_state(int(self.values["victim_pid"]))
-            return None if state in ("S", "R", "D") else f"the victim is {state or 'gone'}"
+        if kind == "victim":  # a signal is delivered a moment after kill(2) returns
+            for _ in range(15):
+                state = _process_state(int(self.values["victim_pid"]))
+                if state not in ("S", "R", "D"):
+                    return f"the victim is {state or 'gone'}"
+                time.sleep(0.02)
+            return None
         raise ValueError(kind)
 
     def stop(self) -> None:

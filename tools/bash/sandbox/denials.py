@@ -73,7 +73,14 @@ def _candidates(line: str) -> list[str]:
     return [w for w in dict.fromkeys(words) if w and not w.startswith("-")]
 
 
+# Another process's files (/proc/<pid>/environ, mem, cwd) are refused to a command by
+# Landlock's ptrace rule, for reading too: never a folder to offer a person.
+_KERNEL_FILES = ("/proc", "/sys")
+
+
 def _refusal(path: str, plan: Plan) -> Literal["outside", "protected"] | None:
+    if any(_inside(path, p) for p in _KERNEL_FILES):
+        return None
     if any(_inside(path, p) for p in [*plan.protected, *plan.masked]):
         return "protected"
     allowed = [*plan.writable, *plan.devices]

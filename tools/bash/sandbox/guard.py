@@ -37,7 +37,7 @@ import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from tools.bash.sandbox import (
     bwrap,
@@ -50,6 +50,7 @@ from tools.bash.sandbox import (
     proctable,
     seccomp,
     wire,
+    zygote,
 )
 from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
@@ -90,6 +91,7 @@ class Guard:
     adopted: dict[int, int] = field(default_factory=dict)  # leftovers of finished calls
     stopping: bool = False
     standby: _Standby | None = None
+    zygote: zygote.Zygote | None = None
 
     def __post_init__(self) -> None:
         self.reader = wire.Reader(self.sock)
@@ -99,6 +101,8 @@ class Guard:
         self.selector: selectors.BaseSelector = selectors.DefaultSelector()
         self.tmp_root = tempfile.mkdtemp(prefix=f"toolhost-bash-{os.getppid()}-")
         self.placeholders = masks.Placeholders()
+        self.zygote = self._start_zygote()
+        self.support.scoped = self.zygote is not None
 
     # ---------------------------------------------------------------- the loop
 
@@ -255,8 +259,10 @@ class Guard:
         millisecond on a virtual machine: it is paid while nobody waits for it);
         it gets the command through its socket.
         """
-        standby = self.standby or self._fork_standby()
-        self.standby = None
+        if plan.engine == "none" or self.standby is None:  # mode off: outside the scope
+            standby = self._fork_standby(scoped=plan.engine != "none")
+        else:
+            standby, self.standby = self.standby, None
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         stdin = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         fds = [stdin, stdout, status_w, *([ruleset.fd] if ruleset is not None else [])]
@@ -270,7 +276,7 @@ class Guard:
             os.close(status_w)
             status_w = -1
             # The next one, while this one sets up and execs (it closes what it inherits).
-            self.standby = self._fork_standby()
+            self.standby = self.standby or self._fork_standby()
             report = b""
             while chunk := os.read(status_r, 4096):
                 report += chunk
@@ -288,9 +294,35 @@ class Guard:
             return 0, report.decode(errors="replace"), None
         return standby.pid, "", listener
 
-    def _fork_standby(self) -> _Standby:
-        """A child that waits for the command it is to become."""
+    def _start_zygote(self) -> zygote.Zygote | None:
+        """The forker of sandboxed commands, in the domain that scopes their signals
+        (Landlock ABI 6); None where there is no such scope (and the notes say why)."""
+        if self.support.landlock_abi < 6 or "no-scope" in self.support.simulated:
+            return None
+        try:
+            return zygote.start(self.support.landlock_abi, self._become)
+        except OSError as error:
+            self.support.notes.append(str(error))
+            return None
+
+    def _fork_standby(self, scoped: bool = True) -> _Standby:
+        """A child that waits for the command it is to become; ``scoped``: made by the
+        zygote, in the domain that scopes signals (a second zygote if the first one
+        is gone), else forked here."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if scoped and self.support.scoped:
+            for _ in range(2):
+                self.zygote = self.zygote or self._start_zygote()
+                if self.zygote is None:
+                    break
+                try:
+                    pid = self.zygote.standby(theirs)
+                except OSError:
+                    self.zygote.close()
+                    self.zygote = None
+                    continue
+                theirs.close()
+                return _Standby(pid, ours)
         pid = os.fork()
         if pid == 0:  # the standby child
             ours.close()
@@ -298,13 +330,20 @@ class Guard:
         theirs.close()
         return _Standby(pid, ours)
 
-    def _become(self, sock: socket.socket) -> None:
+    def _become(self, sock: socket.socket) -> NoReturn:
         """In the standby child: wait for the order, then run it (never returns)."""
         try:
-            for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCHLD):
                 signal.signal(number, signal.SIG_DFL)
             signal.set_wakeup_fd(-1)
+            # Made by the zygote's fork, which exits at once: wait until this process
+            # is the supervisor's (a child subreaper) before asking to die with it.
+            deadline = time.monotonic() + 5
+            while os.getppid() != self.me and time.monotonic() < deadline:
+                time.sleep(0.0002)
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != self.me:
+                os._exit(0)
             # Nothing of the supervisor's stays open here: not its socket, nor a pipe
             # of another command (whose end of output would wait for this process).
             keep = sock.fileno()
@@ -348,6 +387,9 @@ class Guard:
             if pid == 0:
                 break
             self.adopted.pop(pid, None)
+            if self.zygote is not None and pid == self.zygote.pid:
+                self.zygote.close()
+                self.zygote = None  # killed by a command: the next standby starts another
             if self.standby is not None and pid == self.standby.pid:
                 self.standby.sock.close()
                 self.standby = None
@@ -379,6 +421,8 @@ class Guard:
         leaders = {c.pid for c in self.calls.values() if c.status is None}
         if self.standby is not None:
             leaders.add(self.standby.pid)
+        if self.zygote is not None:
+            leaders.add(self.zygote.pid)
         return {
             pid: stat.start
             for pid, stat in processes.items()
@@ -433,6 +477,8 @@ class Guard:
         """The sidecar is gone: end every process ever started, remove the temp dirs."""
         if self.standby is not None:
             self.standby.sock.close()  # it exits on its own
+        if self.zygote is not None:
+            self.zygote.close()  # and so does the zygote
         everyone = proctable.descendants(proctable.table(), [self.me])
         _signal(everyone, signal.SIGTERM)
         deadline = time.monotonic() + TERM_GRACE
