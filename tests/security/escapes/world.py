@@ -357,6 +357,9 @@ class World:
             return f"the output holds {value}" if value in output else None
         if kind == "alive":
             return _alive(value)
+        if kind == "victim" and raw == "nice":
+            nice = _nice(int(self.values["victim_pid"]))
+            return f"the victim's nice value is {nice}" if nice not in (None, 0) else None
         if kind == "victim":  # a signal is delivered a moment after kill(2) returns
             for _ in range(15):
                 state = _process_state(int(self.values["victim_pid"]))
@@ -444,6 +447,14 @@ def _kill_named(name: str) -> None:
     for pid in _named(name):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+
+
+def _nice(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[16])
 
 
 def _process_state(pid: int) -> str | None:

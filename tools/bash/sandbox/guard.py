@@ -268,6 +268,10 @@ class Guard:
         fds = [stdin, stdout, status_w, *([ruleset.fd] if ruleset is not None else [])]
         try:
             order = {"plan": plan.to_json(), "argv": argv, "env": env, "cwd": cwd}
+            # A standby made by the zygote shares the commands' signal scope: an earlier
+            # command may have stopped it (SIGSTOP). Never wait on a frozen one.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(standby.pid, signal.SIGCONT)
             try:
                 wire.send(standby.sock, order, fds)
             except OSError as error:

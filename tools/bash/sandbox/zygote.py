@@ -16,7 +16,8 @@ The supervisor forks the zygote when it starts and asks it for each standby chil
 pair.  The zygote forks; that fork forks the standby and exits at once, so the
 standby is re-parented to the supervisor (a child subreaper), which waits for it and
 its command as for any child of its own.  A command can still signal the zygote (it
-is in the shared domain): the supervisor then starts another.
+is in the shared domain): the supervisor wakes it before each request, and starts
+another when it is gone or does not answer.
 
 Standard library only: the supervisor imports it.
 """
@@ -34,6 +35,7 @@ from tools.bash.sandbox import landlock, wire
 from tools.bash.sandbox.syscalls import PR_SET_PDEATHSIG, prctl
 
 Become = Callable[[socket.socket], NoReturn]
+ANSWER_TIMEOUT = 5.0  # two forks take milliseconds
 
 
 class Zygote:
@@ -46,14 +48,25 @@ class Zygote:
 
     def standby(self, theirs: socket.socket) -> int:
         """Have a standby child made with ``theirs`` as its socket; raises ``OSError``
-        when the zygote is gone."""
-        wire.send(self.sock, {"op": "standby"}, [theirs.fileno()])
-        while True:
-            frames = self.reader.read()
-            if frames:
-                return int(frames[0][0]["pid"])
-            if self.reader.closed:
-                raise ConnectionError("the zygote is gone")
+        when the zygote is gone, or does not answer (a command can signal it: it is
+        woken first, and one that still does not answer is killed)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGCONT)
+        self.sock.settimeout(ANSWER_TIMEOUT)
+        try:
+            wire.send(self.sock, {"op": "standby"}, [theirs.fileno()])
+            while True:
+                frames = self.reader.read()
+                if frames:
+                    return int(frames[0][0]["pid"])
+                if self.reader.closed:
+                    raise ConnectionError("the zygote is gone")
+        except OSError:  # gone, or stuck past the timeout (the reader sees it closed)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            raise
+        finally:
+            self.sock.settimeout(None)
 
     def close(self) -> None:
         self.sock.close()
