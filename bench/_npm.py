@@ -87,7 +87,9 @@ def sandbox_runtime() -> Path:
 
 def codex() -> Path:
     """Codex CLI 0.171.0 (npm ``@openai/codex``; its native binary for this platform)."""
-    folder = ensure("codex-0.171.0", "@openai/codex@0.171.0", marker="node_modules/@openai/codex/package.json")
+    folder = ensure(
+        "codex-0.171.0", "@openai/codex@0.171.0", marker="node_modules/@openai/codex/package.json"
+    )
     binary = folder / "node_modules" / ".bin" / "codex"
     if not binary.exists():
         raise Unavailable(f"@openai/codex installed, but {binary} is missing")

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,8 +56,8 @@ def log(text: str) -> None:
 def srt() -> Srt:
     missing = [tool for tool in ("bwrap", "socat", "rg") if shutil.which(tool) is None]
     if missing:
-        why = f"srt needs {', '.join(missing)} on PATH (Debian: apt-get install bubblewrap socat ripgrep)"
-        return Srt(None, why)
+        debian = "Debian: apt-get install bubblewrap socat ripgrep"
+        return Srt(None, f"srt needs {', '.join(missing)} on PATH ({debian})")
     try:
         return Srt(_npm.sandbox_runtime())
     except _npm.Unavailable as error:
@@ -78,7 +79,9 @@ def version(argv: list[str]) -> str:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     except OSError:
         return "?"
-    return (done.stdout or done.stderr).strip().splitlines()[0] if done.stdout or done.stderr else "?"
+    return (
+        (done.stdout or done.stderr).strip().splitlines()[0] if done.stdout or done.stderr else "?"
+    )
 
 
 def selected(only: str | None) -> list[corpus.Case]:
@@ -89,7 +92,9 @@ def selected(only: str | None) -> list[corpus.Case]:
     return [c for c in cases if c.klass in wanted or c.id in wanted]
 
 
-async def run(cases: list[corpus.Case], boxes: list[Sandbox], base: Path) -> list[list[runner.Verdict]]:
+async def run(
+    cases: list[corpus.Case], boxes: list[Sandbox], base: Path
+) -> list[list[runner.Verdict]]:
     rows = []
     for number, case in enumerate(cases, 1):
         root = base / case.id
@@ -120,7 +125,8 @@ def misses(rows: list[list[runner.Verdict]]) -> list[str]:
             continue
         if "toolhost" in ours.case.known:  # documented, and expected by the test suite
             continue
-        found.append(f"{ours.case.id} (held by {', '.join(v.sandbox for v in peers)}; toolhost: {ours.result})")
+        holders = ", ".join(v.sandbox for v in peers)
+        found.append(f"{ours.case.id} (held by {holders}; toolhost: {ours.result})")
     return found
 
 
@@ -136,7 +142,7 @@ def table(rows: list[list[runner.Verdict]], boxes: list[Sandbox]) -> list[str]:
         cells = [SHOWN[v.result] for v in row]
         lines.append(f"| `{case.id}` {case.title} | " + " | ".join(cells) + " |")
     totals = []
-    for index, name in enumerate(names):
+    for index in range(len(names)):
         verdicts = [row[index] for row in rows if row[index].case.expect == "escape"]
         held = sum(v.result == "held" for v in verdicts)
         ran = sum(v.result in ("held", "escaped") for v in verdicts)
@@ -175,8 +181,8 @@ def main() -> int:
     parser.add_argument("--markdown", action="store_true", help="the table for bench/README.md")
     args = parser.parse_args()
     os.environ.setdefault("TOOLHOST_DATA_DIR", tempfile.mkdtemp(prefix="toolhost-escapes-data-"))
-    makers = {"toolhost": Toolhost, "srt": srt, "codex": codex}
-    boxes: list[Sandbox] = [makers[name]() for name in args.sandboxes.split(",")]
+    makers: dict[str, Callable[[], Sandbox]] = {"toolhost": Toolhost, "srt": srt, "codex": codex}
+    boxes = [makers[name]() for name in args.sandboxes.split(",")]
     for box in boxes:
         log(f"{box.name}: {box.unavailable() or 'ready'}")
     cases = selected(args.only)
@@ -189,13 +195,15 @@ def main() -> int:
         shutil.rmtree(base, ignore_errors=True)
     load_after = os.getloadavg()
     took = (datetime.datetime.now() - started).total_seconds()
+    ours = _toolhost(boxes)
+    no_list = ours is not None and not ours.domains
     head = [
         f"Escape corpus: {len(cases)} cases, {started:%Y-%m-%d %H:%M}, {machine()}, "
         f"load {load_before[0]:.2f} → {load_after[0]:.2f}, {took:.0f} s.",
         f"srt: {version([str(_srt_binary(boxes)), '--version'])}; "
         f"codex: {version([str(_codex_binary(boxes)), '--version'])}; "
         f"toolhost: {version(['git', '-C', str(REPO), 'rev-parse', '--short', 'HEAD'])}"
-        + ("" if _toolhost(boxes) is None or _toolhost(boxes).domains else " (network: deny: no domain list in this checkout)"),
+        + (" (network: deny: no domain list in this checkout)" if no_list else ""),
         "",
     ]
     lines = [*head, *table(rows, boxes), "", *notes(rows)]

@@ -17,14 +17,15 @@ from tests.conftest import RecordingEditor
 from tests.tools.test_sandbox import bash, make_host
 from tools.bash.sandbox import landlock
 from tools.bash.sandbox import settings as sandbox_settings
+from tools.bash.sandbox.masks import AGENT_CONFIG
 from tools.host import ToolHost
 from tools.permission import protected
 
-OLD_PROTECTED = tuple(p for p in sandbox_settings.PROTECTED if p not in protected.AGENT_CONFIG)
+OLD_PROTECTED = tuple(p for p in sandbox_settings.PROTECTED if p not in AGENT_CONFIG)
 WRITES = {
-    ".mcp.json": "echo '{\"mcpServers\": {\"x\": {\"command\": \"touch\"}}}' > .mcp.json",
+    ".mcp.json": 'echo \'{"mcpServers": {"x": {"command": "touch"}}}\' > .mcp.json',
     ".claude": "mkdir -p .claude && echo '{\"hooks\": {}}' > .claude/settings.json",
-    ".codex": "mkdir -p .codex && echo 'notify = [\"touch\", \"x\"]' > .codex/config.toml",
+    ".codex": 'mkdir -p .codex && echo \'notify = ["touch", "x"]\' > .codex/config.toml',
     ".agents": "mkdir -p .agents/skills/x && echo 'do it' > .agents/skills/x/SKILL.md",
     ".idea": "mkdir -p .idea && echo '<project/>' > .idea/workspace.xml",
 }

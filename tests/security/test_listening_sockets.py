@@ -119,9 +119,7 @@ async def test_another_users_service_is_not_hidden(worktree: Path, tmp_path: Pat
         service.close()
 
 
-async def test_an_explicit_hidden_list_replaces_the_sweep(
-    worktree: Path, agent: Listener
-) -> None:
+async def test_an_explicit_hidden_list_replaces_the_sweep(worktree: Path, agent: Listener) -> None:
     host = make_host(worktree, SandboxSettings(hidden=()))
     result = await bash(host, SEND.format(path=agent.path))
     assert heard(agent) == [b"sign this"], result.output

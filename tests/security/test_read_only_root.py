@@ -10,6 +10,7 @@ read-only but the writable folders, and a ``/dev/shm`` of its own.
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.skipif(
     landlock.abi_version() < landlock.MIN_ABI, reason="this kernel has no Landlock ABI 3+"
 )
 
-PYTHON = os.path.realpath(os.sys.executable)
+PYTHON = os.path.realpath(sys.executable)
 ATTACKS = {
     "chmod": "chmod 600 {f}",
     "touch": "touch -d 2001-01-01 {f}",
@@ -77,7 +78,7 @@ async def test_the_writable_folders_stay_writable_in_every_way(worktree: Path) -
         "echo a > a && chmod 600 a && touch -d 2001-01-01 a && "
         f"{PYTHON} -c \"import os; os.setxattr('a', 'user.x', b'1')\" && "
         'echo t > "$TMPDIR/t" && mv "$TMPDIR/t" t && mkdir -p d/e && mv d f && '
-        f"{PYTHON} -c \"from multiprocessing import shared_memory as s; "
+        f'{PYTHON} -c "from multiprocessing import shared_memory as s; '
         "m = s.SharedMemory(create=True, size=8); m.close(); m.unlink(); print('shm ok')\""
     )
     result = await bash(make_host(worktree), line)

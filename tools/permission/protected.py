@@ -5,11 +5,12 @@ Config files (``opencode.json[c]``, ``tools.yaml``), everything under ``.opencod
 everything under any ``.git`` in the project and what else decides which config
 and hooks git uses (``tools.permission.git_files``: the hooks folder it really uses,
 a linked worktree's shared git dir; ``core.hooksPath``, ``core.fsmonitor`` and aliases
-run commands), the editors' project settings that run code when a folder opens, and
-the other agents' project config, and toolhost's own trust store and crash journal.  Writing any of them would let the
-agent widen its own permissions or run code outside every check, so the change
-pipeline asks for it every time, whatever the rules allow, with a prompt that says
-so, and an "always" answer is not remembered for it (``tools.changes.commit``).
+run commands), the editors' project settings that run code when a folder opens, the
+other agents' project config, and toolhost's own trust store and crash journal.  Writing
+any of them would let the agent widen its own permissions or run code outside every
+check, so the change pipeline asks for it every time, whatever the rules allow, with a
+prompt that says so, and an "always" answer is not remembered for it
+(``tools.changes.commit``).
 
 The bash sandbox keeps the project's copies read-only at the kernel level
 (``tools.bash.sandbox.settings.PROTECTED``); this list is the file tools' side of
@@ -104,7 +105,10 @@ def _why(name: str) -> str:
     if name == ".opencode":
         return ".opencode holds the project's config and custom tools (code the tools run)"
     if name in AGENT_CONFIG:
-        return f"{name} holds another agent's project config (commands it runs, instructions it follows)"
+        return (
+            f"{name} holds another agent's project config (commands it runs, instructions "
+            "it follows)"
+        )
     return f"{name} holds editor settings that can run code when the folder is opened"
 
 

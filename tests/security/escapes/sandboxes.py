@@ -152,7 +152,9 @@ class Toolhost:
     async def run(
         self, world: World, script: str, *, timeout: float, abort_after: float | None
     ) -> Ran:
-        host = ToolHost(world.project, tools=[*builtin_tools(), bash_module.tool], config=self.config)
+        host = ToolHost(
+            world.project, tools=[*builtin_tools(), bash_module.tool], config=self.config
+        )
         args = {
             "command": script,
             "description": "Runs an escape case",
@@ -210,7 +212,11 @@ class Srt:
             json.dumps(
                 {
                     "network": {"allowedDomains": list(DOMAINS), "deniedDomains": []},
-                    "filesystem": {"denyRead": [], "allowWrite": [str(world.project)], "denyWrite": []},
+                    "filesystem": {
+                        "denyRead": [],
+                        "allowWrite": [str(world.project)],
+                        "denyWrite": [],
+                    },
                 }
             )
         )

@@ -47,8 +47,10 @@ IDENTITY = {
 }
 # Variables of the developer's session that would point a command at their editor,
 # agent or multiplexer rather than the world's.
-_DROPPED = ("TMUX", "TMUX_PANE", "NVIM", "NVIM_LISTEN_ADDRESS", "SSH_AUTH_SOCK", "VSCODE_IPC_HOOK")
-_DROPPED += ("VSCODE_IPC_HOOK_CLI", "DBUS_SESSION_BUS_ADDRESS", "TMUX_TMPDIR", "TMPDIR")
+_DROPPED = frozenset(
+    {"TMUX", "TMUX_PANE", "TMUX_TMPDIR", "NVIM", "NVIM_LISTEN_ADDRESS", "SSH_AUTH_SOCK"}
+    | {"VSCODE_IPC_HOOK", "VSCODE_IPC_HOOK_CLI", "DBUS_SESSION_BUS_ADDRESS", "TMPDIR"}
+)
 # `{unix_send} PATH` in a script: connect to a Unix socket (`@name`: an abstract one)
 # and send a few bytes, saying why if it cannot.
 UNIX_SEND = (
@@ -352,7 +354,11 @@ class World:
                 if self.listeners.heard:
                     break
                 time.sleep(0.02)
-            return f"a listener heard {self.listeners.heard[0][:40]!r}" if self.listeners.heard else None
+            return (
+                f"a listener heard {self.listeners.heard[0][:40]!r}"
+                if self.listeners.heard
+                else None
+            )
         if kind == "output":
             return f"the output holds {value}" if value in output else None
         if kind == "alive":
@@ -437,9 +443,9 @@ def _named(name: str) -> list[int]:
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         with contextlib.suppress(OSError):
-            if wanted in Path(f"/proc/{entry}/cmdline").read_bytes():
-                if _process_state(int(entry)) not in (None, "Z"):
-                    found.append(int(entry))
+            named = wanted in Path(f"/proc/{entry}/cmdline").read_bytes()
+            if named and _process_state(int(entry)) not in (None, "Z"):
+                found.append(int(entry))
     return found
 
 

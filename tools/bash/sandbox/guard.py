@@ -91,7 +91,7 @@ class Guard:
     adopted: dict[int, int] = field(default_factory=dict)  # leftovers of finished calls
     stopping: bool = False
     standby: _Standby | None = None
-    zygote: zygote.Zygote | None = None
+    forker: zygote.Zygote | None = None
 
     def __post_init__(self) -> None:
         self.reader = wire.Reader(self.sock)
@@ -101,8 +101,8 @@ class Guard:
         self.selector: selectors.BaseSelector = selectors.DefaultSelector()
         self.tmp_root = tempfile.mkdtemp(prefix=f"toolhost-bash-{os.getppid()}-")
         self.placeholders = masks.Placeholders()
-        self.zygote = self._start_zygote()
-        self.support.scoped = self.zygote is not None
+        self.forker = self._start_zygote()
+        self.support.scoped = self.forker is not None
 
     # ---------------------------------------------------------------- the loop
 
@@ -316,14 +316,14 @@ class Guard:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         if scoped and self.support.scoped:
             for _ in range(2):
-                self.zygote = self.zygote or self._start_zygote()
-                if self.zygote is None:
+                self.forker = self.forker or self._start_zygote()
+                if self.forker is None:
                     break
                 try:
-                    pid = self.zygote.standby(theirs)
+                    pid = self.forker.standby(theirs)
                 except OSError:
-                    self.zygote.close()
-                    self.zygote = None
+                    self.forker.close()
+                    self.forker = None
                     continue
                 theirs.close()
                 return _Standby(pid, ours)
@@ -391,9 +391,9 @@ class Guard:
             if pid == 0:
                 break
             self.adopted.pop(pid, None)
-            if self.zygote is not None and pid == self.zygote.pid:
-                self.zygote.close()
-                self.zygote = None  # killed by a command: the next standby starts another
+            if self.forker is not None and pid == self.forker.pid:
+                self.forker.close()
+                self.forker = None  # killed by a command: the next standby starts another
             if self.standby is not None and pid == self.standby.pid:
                 self.standby.sock.close()
                 self.standby = None
@@ -425,8 +425,8 @@ class Guard:
         leaders = {c.pid for c in self.calls.values() if c.status is None}
         if self.standby is not None:
             leaders.add(self.standby.pid)
-        if self.zygote is not None:
-            leaders.add(self.zygote.pid)
+        if self.forker is not None:
+            leaders.add(self.forker.pid)
         return {
             pid: stat.start
             for pid, stat in processes.items()
@@ -481,8 +481,8 @@ class Guard:
         """The sidecar is gone: end every process ever started, remove the temp dirs."""
         if self.standby is not None:
             self.standby.sock.close()  # it exits on its own
-        if self.zygote is not None:
-            self.zygote.close()  # and so does the zygote
+        if self.forker is not None:
+            self.forker.close()  # and so does the zygote
         everyone = proctable.descendants(proctable.table(), [self.me])
         _signal(everyone, signal.SIGTERM)
         deadline = time.monotonic() + TERM_GRACE

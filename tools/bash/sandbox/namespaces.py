@@ -34,6 +34,7 @@ from tools.bash.sandbox.syscalls import (
     CLONE_NEWNET,
     CLONE_NEWNS,
     CLONE_NEWUSER,
+    MOUNT_ATTR_RDONLY,
     MS_BIND,
     MS_NOATIME,
     MS_NODEV,
@@ -45,7 +46,6 @@ from tools.bash.sandbox.syscalls import (
     MS_RELATIME,
     MS_REMOUNT,
     MS_SLAVE,
-    MOUNT_ATTR_RDONLY,
     mount,
     mount_setattr,
     unshare,
@@ -81,8 +81,9 @@ def enter(uid: int, gid: int, *, network: bool) -> None:
 
 def writable_only(writable: list[str]) -> None:
     """Every mount read-only but ``writable`` (bound onto themselves first, so each is
-    a mount whose flag can be lifted alone) and a private ``/dev/shm``.  Device files stay usable: a read-only mount refuses writes
-    to regular files, folders and links only."""
+    a mount whose flag can be lifted alone) and a private ``/dev/shm``.  Device files
+    stay usable: a read-only mount refuses writes to regular files, folders and links
+    only."""
     for path in writable:
         pin(path)
     mount_setattr("/", set_=MOUNT_ATTR_RDONLY, recursive=True)

@@ -39,10 +39,10 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from tools.bash.sandbox.masks import AGENT_CONFIG
 from tools.bash.sandbox.plan import MODES, NETWORKS, Mode, Network, Policy
 from tools.config.dirs import secret_dirs
 from tools.config.effective import Config
-from tools.bash.sandbox.masks import AGENT_CONFIG
 from tools.permission.git_files import protected_git_paths
 from tools.permission.rules import Rule, expand_home, wildcard_match
 
