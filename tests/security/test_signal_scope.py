@@ -1,17 +1,22 @@
 """No signal from a sandboxed command reaches a process it did not start: not the
-editor, not the sidecar, not the supervisor (``tools.bash.sandbox.zygote``).
+editor, not the sidecar, not the supervisor (``tools.bash.sandbox.zygote``); nor does a
+change of its priority, CPU affinity or limits (``tools.bash.sandbox.reach``).
 
 The victim stands in for the editor or the sidecar: a process of this user outside
 the sandbox.  With the defence off (``no-scope``: no shared Landlock signal scope) a
 command freezes it with SIGSTOP, or kills the supervisor; with it on, both get
-EPERM.  A server an earlier command left running can still be ended.
+EPERM; with the reach filter off (``no-seccomp``) ``renice``, ``prlimit`` and
+``taskset`` change the victim.  A server an earlier command left running can still be
+ended, and a command still sets its own priority and limits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +32,15 @@ pytestmark = pytest.mark.skipif(
 
 def state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped, given a moment (a signal lands after kill returns)."""
+    for _ in range(50):
+        if state(pid) == "T":
+            return True
+        threading.Event().wait(0.01)
+    return False
 
 
 @pytest.fixture
@@ -48,7 +62,7 @@ async def test_a_process_outside_cannot_be_stopped(
     result = await bash(make_host(worktree), f"kill -STOP {victim}")
     sandbox = result.metadata["sandbox"]
     if defence == "off":
-        assert state(victim) == "T", result.output  # the attack works
+        assert stopped(victim), result.output  # the attack works
         assert any(m.startswith("signals:") for m in sandbox["missing"])
         return
     assert state(victim) in ("S", "R"), result.output
@@ -90,5 +104,43 @@ async def test_a_server_an_earlier_command_left_can_still_be_ended(worktree: Pat
 
 async def test_mode_off_is_not_scoped(worktree: Path, victim: int) -> None:
     result = await bash(make_host(worktree, OFF), f"kill -STOP {victim}")
-    assert state(victim) == "T", result.output
+    assert stopped(victim), result.output
     assert result.metadata["sandbox"]["enforced"] == ["processes"]
+
+
+def nice(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16]
+
+
+REACH = {
+    "renice": ("renice -n 19 -p {pid}", nice),
+    "prlimit": (
+        "prlimit --pid {pid} --cpu=0:1",
+        lambda pid: Path(f"/proc/{pid}/limits").read_text(),
+    ),
+    "taskset": ("taskset -p 1 {pid}", lambda pid: str(os.sched_getaffinity(pid))),
+}
+
+
+@pytest.mark.parametrize("attack", list(REACH))
+@pytest.mark.parametrize("defence", ["off", "on"])
+async def test_a_process_outside_keeps_its_priority_affinity_and_limits(
+    worktree: Path, victim: int, attack: str, defence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if defence == "off":
+        monkeypatch.setenv(probe.SIMULATE_VAR, "no-seccomp")  # no `reach` filter
+    line, read = REACH[attack]
+    before = read(victim)
+    result = await bash(make_host(worktree), line.format(pid=victim))
+    assert (read(victim) != before) == (defence == "off"), result.output
+    if defence == "on":
+        assert "Operation not permitted" in result.output
+
+
+async def test_a_command_still_sets_its_own_priority_affinity_and_limits(worktree: Path) -> None:
+    line = (
+        "nice -n 5 sh -c 'cut -d\" \" -f19 /proc/$$/stat' && ionice -c3 true && "
+        "taskset -c 0 true && (ulimit -n 64; ulimit -n) && prlimit --nofile=32 true && echo ok"
+    )
+    result = await bash(make_host(worktree), line)
+    assert result.output.split()[:3] == ["5", "64", "ok"], result.output

@@ -210,6 +210,7 @@ class World:
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     snapshot: Any = None
     made: list[Path] = field(default_factory=list)  # folders outside the root we created
+    victim_before: str | None = None
 
     @property
     def project(self) -> Path:
@@ -313,6 +314,9 @@ class World:
         self.processes.append(victim)
         _wait_for(lambda: pid_file.exists() and pid_file.read_text(), "the victim started")
         self.values["victim_pid"] = str(victim.pid)
+        kind, raw = self.case.proof
+        if kind == "victim" and raw in ("nice", "limits", "affinity"):
+            self.victim_before = _victim_detail(victim.pid, raw)
 
     def _neovim(self, *, in_runtime: bool) -> None:
         address = self.root / "nvim-address"
@@ -363,9 +367,9 @@ class World:
             return f"the output holds {value}" if value in output else None
         if kind == "alive":
             return _alive(value)
-        if kind == "victim" and raw == "nice":
-            nice = _nice(int(self.values["victim_pid"]))
-            return f"the victim's nice value is {nice}" if nice not in (None, 0) else None
+        if kind == "victim" and raw in ("nice", "limits", "affinity"):
+            now = _victim_detail(int(self.values["victim_pid"]), raw)
+            return f"the victim's {raw} changed: {now}" if now != self.victim_before else None
         if kind == "victim":  # a signal is delivered a moment after kill(2) returns
             for _ in range(15):
                 state = _process_state(int(self.values["victim_pid"]))
@@ -455,12 +459,16 @@ def _kill_named(name: str) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def _nice(pid: int) -> int | None:
+def _victim_detail(pid: int, what: str) -> str | None:
+    """The victim's nice value, resource limits or CPU affinity, as text."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        if what == "nice":
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16]
+        if what == "limits":
+            return Path(f"/proc/{pid}/limits").read_text()
+        return str(sorted(os.sched_getaffinity(pid)))
     except OSError:
         return None
-    return int(stat.rsplit(")", 1)[1].split()[16])
 
 
 def _process_state(pid: int) -> str | None:

@@ -48,6 +48,7 @@ from tools.bash.sandbox import (
     notify,
     probe,
     proctable,
+    reach,
     seccomp,
     wire,
     zygote,
@@ -98,6 +99,7 @@ class Guard:
         self.support = probe.probe()
         self.seccomp_code = seccomp.program() if self.support.seccomp else None
         self.capture_code = notify.program() if self.support.seccomp else None
+        self.reach_code = reach.program() if self.support.seccomp else None
         self.selector: selectors.BaseSelector = selectors.DefaultSelector()
         self.tmp_root = tempfile.mkdtemp(prefix=f"toolhost-bash-{os.getppid()}-")
         self.placeholders = masks.Placeholders()
@@ -374,6 +376,7 @@ class Guard:
                 seccomp_code=self.seccomp_code if plan.seccomp else None,
                 supervisor=self.me,
                 capture_code=self.capture_code if plan.capture is not None else None,
+                reach_code=self.reach_code if plan.engine != "none" else None,
                 channel=sock.fileno(),
             )
         finally:

@@ -17,8 +17,9 @@ Engines, best first:
 ``fs-write`` (writes only in the writable paths; with a mount namespace, nothing
 else's mode, owner, times or attributes change either), ``fs-read`` (the denied paths
 cannot be read), ``protected`` (protected paths are read-only), ``network`` (no
-network at all, loopback included), ``signals`` (no signal reaches a process the
-sandboxed commands did not start: ``zygote``) and ``processes`` (every process the
+network at all, loopback included), ``signals`` (no signal, priority, scheduling or
+limit change reaches a process the sandboxed commands did not start: ``zygote`` and
+``reach``) and ``processes`` (every process the
 command starts is found and ended with it; the supervisor does this for every engine).
 ``missing`` says, in words, what the policy asked for and could not be enforced.
 ``mode: required`` refuses a command unless ``fs-write`` (and, for
@@ -142,12 +143,17 @@ def decide(policy: Policy, support: Support | None) -> Plan:
         why = f" ({notes})" if notes else ""
         plan.missing.append(f"the sandbox: neither Landlock nor bubblewrap is available{why}")
     if plan.engine != "none" and support is not None:
-        if support.scoped:
+        if support.scoped and support.seccomp:
             plan.enforced.append("signals")
-        else:
+        elif not support.scoped:
             plan.missing.append(
                 "signals: commands can still signal processes outside the sandbox "
                 "(the editor, the sidecar): this needs Landlock ABI 6 (Linux 6.12)"
+            )
+        else:
+            plan.missing.append(
+                "signals: commands can still change the priority, scheduling and limits "
+                "of processes outside the sandbox: seccomp is not available"
             )
     essential = ["fs-write", *(["network"] if policy.network == "deny" else [])]
     if policy.mode == "required" and not all(e in plan.enforced for e in essential):
