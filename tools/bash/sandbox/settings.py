@@ -269,6 +269,8 @@ def listening_sockets(writable: Sequence[str]) -> list[str]:
     uid = os.getuid()
     found: list[str] = []
     for line in lines:
+        if " 00010000 " not in line:  # the common case, cheaply: not listening
+            continue
         fields = line.split(None, 7)
         if len(fields) < 8 or not int(fields[3], 16) & _LISTENING or fields[7][0] != "/":
             continue
