@@ -281,8 +281,8 @@ class Guard:
                 return 0, f"the child that was to run the command is gone ({error})", None
             os.close(status_w)
             status_w = -1
-            # The next one, while this one sets up and execs (it closes what it inherits).
-            self.standby = self.standby or self._fork_standby()
+            # The next standby is made by the serve loop once this command has started
+            # (through the zygote, two forks and a round trip: not on this one's path).
             report = b""
             while chunk := os.read(status_r, 4096):
                 report += chunk
