@@ -180,7 +180,8 @@ def main() -> int:
     parser.add_argument("--sandboxes", default="toolhost,srt,codex")
     parser.add_argument("--markdown", action="store_true", help="the table for bench/README.md")
     args = parser.parse_args()
-    os.environ.setdefault("TOOLHOST_DATA_DIR", tempfile.mkdtemp(prefix="toolhost-escapes-data-"))
+    data = tempfile.mkdtemp(prefix="toolhost-escapes-data-")  # toolhost's checkpoints
+    os.environ.setdefault("TOOLHOST_DATA_DIR", data)
     makers: dict[str, Callable[[], Sandbox]] = {"toolhost": Toolhost, "srt": srt, "codex": codex}
     boxes = [makers[name]() for name in args.sandboxes.split(",")]
     for box in boxes:
@@ -193,6 +194,7 @@ def main() -> int:
         rows = asyncio.run(run(cases, boxes, base))
     finally:
         shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(data, ignore_errors=True)
     load_after = os.getloadavg()
     took = (datetime.datetime.now() - started).total_seconds()
     ours = _toolhost(boxes)
