@@ -6,7 +6,8 @@ step that fails is reported through ``status`` (a close-on-exec pipe: it closes
 empty when exec succeeds) and the child exits 127; nothing runs half-sandboxed.
 
 Order: a new session; default signal dispositions; namespaces and mounts (they
-must come before Landlock, which forbids mounting); seccomp; Landlock; child
+must come before Landlock, which forbids mounting); seccomp (``reach``, the network
+filter, the capture filter); Landlock; child
 subreaper (orphans of the command stay its descendants while it runs); death
 signal when the supervisor dies; the standard descriptors; exec.
 """
@@ -50,6 +51,7 @@ def run(
     seccomp_code: bytes | None,
     supervisor: int,
     capture_code: bytes | None = None,
+    reach_code: bytes | None = None,
     channel: int = -1,
 ) -> None:
     """Never returns: execs ``argv`` or exits 127 after writing what failed to ``status``."""
@@ -65,21 +67,31 @@ def run(
                 step = "namespaces"
                 namespaces.enter(os.getuid(), os.getgid(), network=plan.netns)
                 step = "mounts"
+                namespaces.writable_only(plan.writable)
                 for path in plan.pinned:
                     namespaces.pin(path)
                 for path in plan.protected:
                     namespaces.read_only(path)
                 for path in plan.hidden:
                     namespaces.hide(path)
+            if reach_code is not None:
+                step = "seccomp"
+                seccomp.install(reach_code)
             if seccomp_code is not None:
                 step = "seccomp"
                 seccomp.install(seccomp_code)
             if capture_code is not None:
                 _capture(capture_code, channel)
             step = "landlock"
+            if plan.namespaces and os.path.isdir(namespaces.SHARED_MEMORY):
+                landlock.allow(ruleset_fd, namespaces.SHARED_MEMORY, plan.landlock_abi)
             landlock.enforce(ruleset_fd, plan.landlock_abi)
-        elif plan.engine == "bwrap" and capture_code is not None:
-            _capture(capture_code, channel)
+        elif plan.engine == "bwrap":
+            if reach_code is not None:
+                step = "seccomp"
+                seccomp.install(reach_code)
+            if capture_code is not None:
+                _capture(capture_code, channel)
         step = "prctl"
         prctl(PR_SET_CHILD_SUBREAPER, 1)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -37,7 +37,7 @@ import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from tools.bash.sandbox import (
     bwrap,
@@ -48,8 +48,10 @@ from tools.bash.sandbox import (
     notify,
     probe,
     proctable,
+    reach,
     seccomp,
     wire,
+    zygote,
 )
 from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
@@ -90,15 +92,19 @@ class Guard:
     adopted: dict[int, int] = field(default_factory=dict)  # leftovers of finished calls
     stopping: bool = False
     standby: _Standby | None = None
+    forker: zygote.Zygote | None = None
 
     def __post_init__(self) -> None:
         self.reader = wire.Reader(self.sock)
         self.support = probe.probe()
         self.seccomp_code = seccomp.program() if self.support.seccomp else None
         self.capture_code = notify.program() if self.support.seccomp else None
+        self.reach_code = reach.program() if self.support.seccomp else None
         self.selector: selectors.BaseSelector = selectors.DefaultSelector()
         self.tmp_root = tempfile.mkdtemp(prefix=f"toolhost-bash-{os.getppid()}-")
         self.placeholders = masks.Placeholders()
+        self.forker = self._start_zygote()
+        self.support.scoped = self.forker is not None
 
     # ---------------------------------------------------------------- the loop
 
@@ -255,13 +261,19 @@ class Guard:
         millisecond on a virtual machine: it is paid while nobody waits for it);
         it gets the command through its socket.
         """
-        standby = self.standby or self._fork_standby()
-        self.standby = None
+        if plan.engine == "none" or self.standby is None:  # mode off: outside the scope
+            standby = self._fork_standby(scoped=plan.engine != "none")
+        else:
+            standby, self.standby = self.standby, None
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         stdin = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         fds = [stdin, stdout, status_w, *([ruleset.fd] if ruleset is not None else [])]
         try:
             order = {"plan": plan.to_json(), "argv": argv, "env": env, "cwd": cwd}
+            # A standby made by the zygote shares the commands' signal scope: an earlier
+            # command may have stopped it (SIGSTOP). Never wait on a frozen one.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(standby.pid, signal.SIGCONT)
             try:
                 wire.send(standby.sock, order, fds)
             except OSError as error:
@@ -269,8 +281,8 @@ class Guard:
                 return 0, f"the child that was to run the command is gone ({error})", None
             os.close(status_w)
             status_w = -1
-            # The next one, while this one sets up and execs (it closes what it inherits).
-            self.standby = self._fork_standby()
+            # The next standby is made by the serve loop once this command has started
+            # (through the zygote, two forks and a round trip: not on this one's path).
             report = b""
             while chunk := os.read(status_r, 4096):
                 report += chunk
@@ -288,9 +300,35 @@ class Guard:
             return 0, report.decode(errors="replace"), None
         return standby.pid, "", listener
 
-    def _fork_standby(self) -> _Standby:
-        """A child that waits for the command it is to become."""
+    def _start_zygote(self) -> zygote.Zygote | None:
+        """The forker of sandboxed commands, in the domain that scopes their signals
+        (Landlock ABI 6); None where there is no such scope (and the notes say why)."""
+        if self.support.landlock_abi < 6 or "no-scope" in self.support.simulated:
+            return None
+        try:
+            return zygote.start(self.support.landlock_abi, self._become)
+        except OSError as error:
+            self.support.notes.append(str(error))
+            return None
+
+    def _fork_standby(self, scoped: bool = True) -> _Standby:
+        """A child that waits for the command it is to become; ``scoped``: made by the
+        zygote, in the domain that scopes signals (a second zygote if the first one
+        is gone), else forked here."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if scoped and self.support.scoped:
+            for _ in range(2):
+                self.forker = self.forker or self._start_zygote()
+                if self.forker is None:
+                    break
+                try:
+                    pid = self.forker.standby(theirs)
+                except OSError:
+                    self.forker.close()
+                    self.forker = None
+                    continue
+                theirs.close()
+                return _Standby(pid, ours)
         pid = os.fork()
         if pid == 0:  # the standby child
             ours.close()
@@ -298,13 +336,20 @@ class Guard:
         theirs.close()
         return _Standby(pid, ours)
 
-    def _become(self, sock: socket.socket) -> None:
+    def _become(self, sock: socket.socket) -> NoReturn:
         """In the standby child: wait for the order, then run it (never returns)."""
         try:
-            for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCHLD):
                 signal.signal(number, signal.SIG_DFL)
             signal.set_wakeup_fd(-1)
+            # Made by the zygote's fork, which exits at once: wait until this process
+            # is the supervisor's (a child subreaper) before asking to die with it.
+            deadline = time.monotonic() + 5
+            while os.getppid() != self.me and time.monotonic() < deadline:
+                time.sleep(0.0002)
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != self.me:
+                os._exit(0)
             # Nothing of the supervisor's stays open here: not its socket, nor a pipe
             # of another command (whose end of output would wait for this process).
             keep = sock.fileno()
@@ -331,6 +376,7 @@ class Guard:
                 seccomp_code=self.seccomp_code if plan.seccomp else None,
                 supervisor=self.me,
                 capture_code=self.capture_code if plan.capture is not None else None,
+                reach_code=self.reach_code if plan.engine != "none" else None,
                 channel=sock.fileno(),
             )
         finally:
@@ -348,6 +394,9 @@ class Guard:
             if pid == 0:
                 break
             self.adopted.pop(pid, None)
+            if self.forker is not None and pid == self.forker.pid:
+                self.forker.close()
+                self.forker = None  # killed by a command: the next standby starts another
             if self.standby is not None and pid == self.standby.pid:
                 self.standby.sock.close()
                 self.standby = None
@@ -379,6 +428,8 @@ class Guard:
         leaders = {c.pid for c in self.calls.values() if c.status is None}
         if self.standby is not None:
             leaders.add(self.standby.pid)
+        if self.forker is not None:
+            leaders.add(self.forker.pid)
         return {
             pid: stat.start
             for pid, stat in processes.items()
@@ -433,6 +484,8 @@ class Guard:
         """The sidecar is gone: end every process ever started, remove the temp dirs."""
         if self.standby is not None:
             self.standby.sock.close()  # it exits on its own
+        if self.forker is not None:
+            self.forker.close()  # and so does the zygote
         everyone = proctable.descendants(proctable.table(), [self.me])
         _signal(everyone, signal.SIGTERM)
         deadline = time.monotonic() + TERM_GRACE

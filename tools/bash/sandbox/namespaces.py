@@ -10,6 +10,12 @@ command starts can be protected this way. Landlock, applied after these mounts,
 forbids any further mount or unmount, so the command cannot undo them even as
 root inside its namespace.
 
+Everything else is read-only too (``writable_only``): every mount is made read-only
+and only the writable folders are bound back writable.  Landlock's write rights do
+not cover a file's mode, owner, times or extended attributes (``chmod``, ``touch``,
+``setfattr`` outside the project would succeed); a read-only mount refuses them all.
+``/dev/shm`` gets a tmpfs of the command's own, so nothing it puts there is shared.
+
 A new network namespace has only a loopback interface, down: no packet leaves.
 
 All of it needs unprivileged user namespaces (``unshare(CLONE_NEWUSER)``), which
@@ -19,6 +25,8 @@ caller's own ids, so files keep their owner and ``id`` prints what it did outsid
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import stat
 
@@ -26,6 +34,7 @@ from tools.bash.sandbox.syscalls import (
     CLONE_NEWNET,
     CLONE_NEWNS,
     CLONE_NEWUSER,
+    MOUNT_ATTR_RDONLY,
     MS_BIND,
     MS_NOATIME,
     MS_NODEV,
@@ -38,8 +47,11 @@ from tools.bash.sandbox.syscalls import (
     MS_REMOUNT,
     MS_SLAVE,
     mount,
+    mount_setattr,
     unshare,
 )
+
+SHARED_MEMORY = "/dev/shm"
 
 # statvfs f_flag bits -> the mount flags a remount must keep (the kernel locks
 # them on mounts a user namespace inherits, and refuses a remount that drops one).
@@ -67,6 +79,31 @@ def enter(uid: int, gid: int, *, network: bool) -> None:
     mount(None, "/", None, MS_REC | MS_SLAVE, None)
 
 
+def writable_only(writable: list[str]) -> None:
+    """Every mount read-only but ``writable`` (bound onto themselves first, so each is
+    a mount whose flag can be lifted alone) and a private ``/dev/shm``.  Device files
+    stay usable: a read-only mount refuses writes to regular files, folders and links
+    only."""
+    for path in writable:
+        pin(path)
+    mount_setattr("/", set_=MOUNT_ATTR_RDONLY, recursive=True)
+    for path in writable:
+        _writable_again(path)
+    if os.path.isdir(SHARED_MEMORY):
+        flags = MS_NOSUID | MS_NODEV
+        mount("tmpfs", SHARED_MEMORY, "tmpfs", flags, "mode=1777")
+
+
+def _writable_again(path: str) -> None:
+    """Lift the read-only flag set above from the mounts at and below ``path``; one
+    that was read-only already (the kernel keeps that flag locked) stays so."""
+    try:
+        mount_setattr(path, clear=MOUNT_ATTR_RDONLY, recursive=True)
+    except OSError:
+        with contextlib.suppress(OSError):
+            mount_setattr(path, clear=MOUNT_ATTR_RDONLY, recursive=False)
+
+
 def pin(path: str) -> None:
     """Make ``path`` a mount point (bound onto itself): it can no longer be renamed."""
     mount(path, path, None, MS_BIND | MS_REC, None)
@@ -79,12 +116,20 @@ def read_only(path: str) -> None:
 
 
 def hide(path: str) -> None:
-    """Put an empty read-only directory (or /dev/null, for a file) over ``path``."""
-    if stat.S_ISDIR(os.stat(path).st_mode):
-        flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
-        mount("tmpfs", path, "tmpfs", flags, "mode=0555,size=4k")
-    else:
-        mount("/dev/null", path, None, MS_BIND, None)
+    """Put an empty read-only directory (or /dev/null, for a file) over ``path``; one
+    gone since the plan was made (a socket closed meanwhile) needs no cover."""
+    try:
+        is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+        if is_dir:
+            flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+            mount("tmpfs", path, "tmpfs", flags, "mode=0555,size=4k")
+        else:
+            mount("/dev/null", path, None, MS_BIND, None)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        if error.errno != errno.ENOENT:
+            raise
 
 
 def _kept_flags(path: str) -> int:

@@ -14,10 +14,13 @@ Engines, best first:
   ``mode: required`` refuses to run it; ``mode: off`` always chooses this.
 
 ``enforced`` names what the kernel holds the command to, from this list:
-``fs-write`` (writes only in the writable paths), ``fs-read`` (the denied paths
+``fs-write`` (writes only in the writable paths; with a mount namespace, nothing
+else's mode, owner, times or attributes change either), ``fs-read`` (the denied paths
 cannot be read), ``protected`` (protected paths are read-only), ``network`` (no
-network at all, loopback included) and ``processes`` (every process the command
-starts is found and ended with it; the supervisor does this for every engine).
+network at all, loopback included), ``signals`` (no signal, priority, scheduling or
+limit change reaches a process the sandboxed commands did not start: ``zygote`` and
+``reach``) and ``processes`` (every process the
+command starts is found and ended with it; the supervisor does this for every engine).
 ``missing`` says, in words, what the policy asked for and could not be enforced.
 ``mode: required`` refuses a command unless ``fs-write`` (and, for
 ``network: deny``, ``network``) is enforced; the rest is reported, never refused.
@@ -139,6 +142,19 @@ def decide(policy: Policy, support: Support | None) -> Plan:
     else:
         why = f" ({notes})" if notes else ""
         plan.missing.append(f"the sandbox: neither Landlock nor bubblewrap is available{why}")
+    if plan.engine != "none" and support is not None:
+        if support.scoped and support.seccomp:
+            plan.enforced.append("signals")
+        elif not support.scoped:
+            plan.missing.append(
+                "signals: commands can still signal processes outside the sandbox "
+                "(the editor, the sidecar): this needs Landlock ABI 6 (Linux 6.12)"
+            )
+        else:
+            plan.missing.append(
+                "signals: commands can still change the priority, scheduling and limits "
+                "of processes outside the sandbox: seccomp is not available"
+            )
     essential = ["fs-write", *(["network"] if policy.network == "deny" else [])]
     if policy.mode == "required" and not all(e in plan.enforced for e in essential):
         plan.refused = "; ".join(plan.missing)
@@ -167,6 +183,13 @@ def _landlock(plan: Plan, policy: Policy, support: Support) -> None:
         if plan.protected or plan.masked:
             plan.enforced.append("protected")
     else:
+        plan.missing.append(
+            _without_userns(
+                "modes, owners, times and attributes of files outside the writable "
+                "folders can still be changed",
+                support,
+            )
+        )
         if plan.protected:
             plan.missing.append(_without_userns("protected paths are not read-only", support))
         secrets = _existing(policy.secrets)
