@@ -10,7 +10,11 @@ command starts can be protected this way. Landlock, applied after these mounts,
 forbids any further mount or unmount, so the command cannot undo them even as
 root inside its namespace.
 
-A new network namespace has only a loopback interface, down: no packet leaves.
+A new network namespace has only a loopback interface, down: no packet leaves. For
+the domain lists (``network: domains``), loopback is brought up and one listener is
+bound on it before the command runs; the supervisor hands that socket to the sidecar,
+whose proxy accepts on it from outside. The namespace has no other interface, no route
+and no resolver, so that listener is the command's only way out.
 
 All of it needs unprivileged user namespaces (``unshare(CLONE_NEWUSER)``), which
 some systems turn off; ``probe`` finds out once. The user and group map the
@@ -19,8 +23,11 @@ caller's own ids, so files keep their owner and ``id`` prints what it did outsid
 
 from __future__ import annotations
 
+import fcntl
 import os
+import socket
 import stat
+import struct
 
 from tools.bash.sandbox.syscalls import (
     CLONE_NEWNET,
@@ -65,6 +72,26 @@ def enter(uid: int, gid: int, *, network: bool) -> None:
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
     # Nothing mounted here may propagate back to the host.
     mount(None, "/", None, MS_REC | MS_SLAVE, None)
+
+
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
+_IFREQ = struct.Struct("16sH14x")  # struct ifreq: the name, then ifr_flags
+
+
+def loopback_listener() -> socket.socket:
+    """Bring this network namespace's loopback up and listen on 127.0.0.1 (a free port).
+
+    The socket is close-on-exec: the command cannot accept on it itself.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
+        _, flags = _IFREQ.unpack(fcntl.ioctl(control, _SIOCGIFFLAGS, _IFREQ.pack(b"lo", 0)))
+        fcntl.ioctl(control, _SIOCSIFFLAGS, _IFREQ.pack(b"lo", flags | _IFF_UP))
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    return listener
 
 
 def pin(path: str) -> None:
