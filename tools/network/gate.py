@@ -58,6 +58,7 @@ class Refusal:
     host: str
     port: int
     reason: str
+    by_person: bool = False  # a person said no (or could not be asked), not a rule
 
     def to_wire(self) -> dict[str, Any]:
         return {"host": self.host, "port": self.port, "reason": self.reason}
@@ -100,7 +101,8 @@ class Gate:
         if verdict == "deny":
             raise self.refuse(destination, why)
         if verdict == "ask" and not await self._answer(destination):
-            raise self.refuse(destination, self.why_not.get(destination.host, "not allowed"))
+            why = self.why_not.get(destination.host, "not allowed")
+            raise self.refuse(destination, why, by_person=True)
 
     def verdict(self, destination: Destination) -> tuple[str, str]:
         """("allow" | "deny" | "ask", why) from the lists and the rules, asking nobody."""
@@ -236,14 +238,14 @@ class Gate:
 
     # ---------------------------------------------------------------- the log
 
-    def refuse(self, destination: Destination, reason: str) -> Refused:
-        self.refusal(destination.host, destination.port, reason)
+    def refuse(self, destination: Destination, reason: str, *, by_person: bool = False) -> Refused:
+        self.refusal(destination.host, destination.port, reason, by_person=by_person)
         return Refused(f"network access to {destination.shown} was refused: {reason}")
 
-    def refusal(self, host: str, port: int, reason: str) -> None:
+    def refusal(self, host: str, port: int, reason: str, *, by_person: bool = False) -> None:
         known = any((r.host, r.port, r.reason) == (host, port, reason) for r in self.refused)
         if not known and len(self.refused) < MAX_LOGGED:
-            self.refused.append(Refusal(host, port, reason))
+            self.refused.append(Refusal(host, port, reason, by_person))
 
     def connected(self, destination: Destination) -> None:
         if destination.shown not in self.reached and len(self.reached) < MAX_LOGGED:

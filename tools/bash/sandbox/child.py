@@ -90,8 +90,14 @@ def run(
                 _capture(capture_code, channel)
             step = "landlock"
             landlock.enforce(ruleset_fd, plan.landlock_abi)
-        elif plan.engine == "bwrap" and capture_code is not None:
-            _capture(capture_code, channel)
+        elif plan.engine == "bwrap":
+            if plan.proxy:  # bubblewrap runs inside this network namespace, not its own
+                step = "namespaces"
+                namespaces.enter(os.getuid(), os.getgid(), network=True)
+                step = "proxy"
+                env = proxy_env(env, _hand_over_listener(channel))
+            if capture_code is not None:
+                _capture(capture_code, channel)
         step = "prctl"
         prctl(PR_SET_CHILD_SUBREAPER, 1)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -19,7 +19,8 @@ pipe's write end, answered by ``started`` {id, pid, tmpdir, proxy} or ``failed``
 error}; ``kill`` {id}. With ``proxy`` true, ``started`` carries the listening socket on
 the command's loopback for the sidecar's proxy to accept on (``tools.network``).
 The supervisor also sends ``exited`` {id, status} when a command's first process has
-exited (after a ``kill``, once every one of its processes has). ``hello`` {pid, support, tmp} comes first.
+exited (after a ``kill``, once every one of its processes has). ``hello`` {pid,
+support, tmp} comes first.
 
 Each sandboxed command gets a private temp directory (``TMPDIR``, ``TMP``,
 ``TEMP``) below the supervisor's own, removed when the command ends (or, when it

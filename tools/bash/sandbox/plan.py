@@ -214,14 +214,15 @@ def _bwrap(plan: Plan, policy: Policy, support: Support) -> None:
         plan.enforced.append("fs-read")
     if plan.protected or plan.masked:
         plan.enforced.append("protected")
-    if policy.network == "domains":
-        # bubblewrap makes its own network namespace; the proxy's listener is not in it.
-        plan.missing.append(
-            "network by domain: not available with bubblewrap (it needs Landlock ABI "
-            f"{MIN_ABI}+ and user namespaces); commands get no network at all"
-        )
-        plan.network = "deny"
-    if policy.network != "allow":
+    if policy.network == "domains" and support.netns:
+        # The child makes the network namespace (and the proxy's listener in it) and
+        # runs bubblewrap inside it, without a namespace of bubblewrap's own.
+        plan.proxy = True
+        plan.enforced.append("network")
+    elif policy.network != "allow":
+        if policy.network == "domains":
+            plan.missing.append(_no_domains(support))
+            plan.network = "deny"
         plan.netns = True
         plan.enforced.append("network")
 
