@@ -61,7 +61,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path.startswith("/big/"):
             body, kind = self.server.web.big, "application/octet-stream"
         else:
-            body, kind = f"hello from {self.headers.get('Host')} {self.path}\n".encode(), "text/plain"
+            body, kind = (
+                f"hello from {self.headers.get('Host')} {self.path}\n".encode(),
+                "text/plain",
+            )
         self.send_response(200)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))

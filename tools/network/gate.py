@@ -37,6 +37,7 @@ from tools.network.patterns import (
     IPAddress,
     Pattern,
     parse_pattern,
+    unmapped,
 )
 from tools.permission.asks import AlwaysOption
 
@@ -211,7 +212,7 @@ class Gate:
         if usable:
             return usable
         if private:
-            shown = ", ".join(str(a) for a in private)
+            shown = ", ".join(str(unmapped(a)) for a in private)
             named = "is" if destination.address is not None else "resolves to"
             raise self.refuse(
                 destination,

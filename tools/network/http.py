@@ -85,8 +85,7 @@ async def _request(conn: h11.Connection, reader: asyncio.StreamReader) -> h11.Re
 
 
 async def _tunnel(conn: h11.Connection, request: h11.Request, client: Streams, gate: Gate) -> None:
-    target = _text(request.target)
-    destination = parse_authority(target)
+    destination = _destination(gate, _text(request.target))
     _same_host(request, destination, gate, default_port=destination.port)
     await gate.check(destination)
     upstream = await connect(await gate.addresses(destination), destination.port)
@@ -108,7 +107,7 @@ async def _forward(conn: h11.Connection, request: h11.Request, client: Streams, 
     parts = urlsplit(target)
     if "@" in parts.netloc:
         raise BadRequest("a URL with a user name or password is not forwarded")
-    destination = parse_authority(parts.netloc, default_port=80)
+    destination = _destination(gate, parts.netloc, default_port=80)
     _same_host(request, destination, gate, default_port=80)
     await gate.check(destination)
     upstream = await connect(await gate.addresses(destination), destination.port)
@@ -125,6 +124,16 @@ async def _forward(conn: h11.Connection, request: h11.Request, client: Streams, 
         close(upstream[1])
 
 
+def _destination(gate: Gate, authority: str, default_port: int | None = None) -> Destination:
+    """The target a request names; one that is not a valid host is refused (and logged)."""
+    try:
+        return parse_authority(authority, default_port)
+    except BadHost as error:
+        host, _, port = authority.rpartition(":")
+        gate.refusal(host or authority, int(port) if port.isdigit() else 0, str(error))
+        raise BadRequest(str(error)) from None
+
+
 def _upstream_request(request: h11.Request, path: str, authority: str) -> h11.Request:
     named = {
         token.strip().lower()
@@ -135,9 +144,11 @@ def _upstream_request(request: h11.Request, path: str, authority: str) -> h11.Re
     headers = [
         (name, value)
         for name, value in request.headers
-        if name not in _DROPPED and name not in named and name != b"host"
+        if name not in _DROPPED and name not in named
     ]
-    headers = [(b"host", authority.encode("ascii")), *headers, (b"connection", b"close")]
+    if not any(name == b"host" for name, _ in headers):  # it was checked to name the target
+        headers.insert(0, (b"host", authority.encode("ascii")))
+    headers.append((b"connection", b"close"))
     return h11.Request(method=request.method, target=path.encode("ascii"), headers=headers)
 
 
