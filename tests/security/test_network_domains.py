@@ -36,7 +36,7 @@ from tools.editor import EditorBridge
 from tools.host import ToolHost
 from tools.network import gate as gate_module
 from tools.network import http as http_module
-from tools.network.addresses import HOSTS_VAR
+from tools.network.addresses import HOSTS_VAR, resolve
 from tools.permission.asks import PermissionReply, PermissionRequest, Scope
 from tools.result import ToolResult
 
@@ -336,8 +336,6 @@ async def test_the_proxy_looks_up_no_name_it_refuses(
     worktree: Path, web: Web, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     looked_up: list[str] = []
-    resolve = gate_module.resolve
-
     async def recording(name: str, port: int) -> Any:
         looked_up.append(name)
         return await resolve(name, port)
