@@ -16,7 +16,6 @@ on is the target the proxy will connect to, and nothing else may name another ho
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hmac
 from urllib.parse import urlsplit
@@ -25,7 +24,7 @@ import h11
 
 from tools.network.gate import Gate, Refused
 from tools.network.patterns import BadHost, Destination, normal_name, parse_authority
-from tools.network.relay import ConnectFailed, Inspect, Streams, close, connect, relay
+from tools.network.relay import Conn, ConnectFailed, Inspect, connect, relay, send_back
 
 MAX_HEAD = 64 * 1024
 # Hop-by-hop headers (RFC 9110 §7.6.1) and what this proxy handles itself.
@@ -49,48 +48,46 @@ class BadRequest(Exception):
     """The client's request cannot be served as it is: why, for its output."""
 
 
-async def serve(initial: bytes, client: Streams, gate: Gate, auth: str | None = None) -> None:
-    """One client connection that began with ``initial`` (not a SOCKS greeting)."""
-    reader, writer = client
+async def serve(client: Conn, gate: Gate, auth: str | None = None) -> None:
+    """One client connection (not a SOCKS greeting)."""
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-    conn.receive_data(initial)
     try:
-        request = await _request(conn, reader)
+        request = await _request(conn, client)
         if request is None:
             return
         if auth is not None and not _authorized(request, auth):
-            await respond(writer, 407, "Proxy Authentication Required", "toolhost: who are you?")
+            await respond(client, 407, "Proxy Authentication Required", "toolhost: who are you?")
             return
         if request.method == b"CONNECT":
             await _tunnel(conn, request, client, gate)
         else:
             await _forward(conn, request, client, gate)
     except (h11.RemoteProtocolError, BadRequest, BadHost) as error:
-        await respond(writer, 400, "Bad Request", f"toolhost's proxy: {error}")
+        await respond(client, 400, "Bad Request", f"toolhost's proxy: {error}")
     except Refused as refused:
-        await respond(writer, 403, "Forbidden", f"toolhost: {refused}")
+        await respond(client, 403, "Forbidden", f"toolhost: {refused}")
     except ConnectFailed as failed:
-        await respond(writer, 502, "Bad Gateway", f"toolhost's proxy could not connect: {failed}")
+        await respond(client, 502, "Bad Gateway", f"toolhost's proxy could not connect: {failed}")
 
 
-async def _request(conn: h11.Connection, reader: asyncio.StreamReader) -> h11.Request | None:
+async def _request(conn: h11.Connection, client: Conn) -> h11.Request | None:
     while True:
         event = conn.next_event()
         if event is h11.NEED_DATA:
-            conn.receive_data(await reader.read(MAX_HEAD))  # b"": the client closed
+            conn.receive_data(await client.read(MAX_HEAD))  # b"": the client closed
             continue
         if isinstance(event, h11.Request):
             return event
         return None  # the client closed before a whole request
 
 
-async def _tunnel(conn: h11.Connection, request: h11.Request, client: Streams, gate: Gate) -> None:
+async def _tunnel(conn: h11.Connection, request: h11.Request, client: Conn, gate: Gate) -> None:
     destination = _destination(gate, _text(request.target))
     _same_host(request, destination, gate, default_port=destination.port)
     await gate.check(destination)
     upstream = await connect(await gate.addresses(destination), destination.port)
     gate.connected(destination)
-    client[1].write(ESTABLISHED)
+    await client.write(ESTABLISHED)
     leftover, _ = conn.trailing_data
     inspect = None if destination.address is not None else server_name_check(destination)
     why = await relay(client, upstream, first=bytes(leftover), inspect=inspect)
@@ -98,7 +95,7 @@ async def _tunnel(conn: h11.Connection, request: h11.Request, client: Streams, g
         gate.refusal(destination.host, destination.port, why)
 
 
-async def _forward(conn: h11.Connection, request: h11.Request, client: Streams, gate: Gate) -> None:
+async def _forward(conn: h11.Connection, request: h11.Request, client: Conn, gate: Gate) -> None:
     target = _text(request.target)
     if target.lower().startswith("https://"):
         raise BadRequest("an https:// URL goes through CONNECT; this proxy does not speak TLS")
@@ -115,13 +112,15 @@ async def _forward(conn: h11.Connection, request: h11.Request, client: Streams, 
     try:
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         outgoing = h11.Connection(h11.CLIENT)
-        upstream[1].write(outgoing.send(_upstream_request(request, path, parts.netloc)))
+        await upstream.write(outgoing.send(_upstream_request(request, path, parts.netloc)) or b"")
         if conn.they_are_waiting_for_100_continue:
-            client[1].write(conn.send(h11.InformationalResponse(status_code=100, headers=[])))
-        await _body(conn, outgoing, client[0], upstream[1])
-        await _response(upstream[0], client[1])
+            go_on = h11.InformationalResponse(status_code=100, headers=[])
+            await client.write(conn.send(go_on) or b"")
+        await _body(conn, outgoing, client, upstream)
+        await client.write(_closing(await upstream.read_head(MAX_HEAD)))
+        await send_back(upstream, client)  # the answer's body, as it comes
     finally:
-        close(upstream[1])
+        upstream.close()
 
 
 def _destination(gate: Gate, authority: str, default_port: int | None = None) -> Destination:
@@ -153,42 +152,23 @@ def _upstream_request(request: h11.Request, path: str, authority: str) -> h11.Re
 
 
 async def _body(
-    conn: h11.Connection,
-    outgoing: h11.Connection,
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
+    conn: h11.Connection, outgoing: h11.Connection, client: Conn, upstream: Conn
 ) -> None:
     """The request's body, as h11 frames it; nothing after it is read."""
     while True:
         event = conn.next_event()
         if event is h11.NEED_DATA:
-            data = await reader.read(MAX_HEAD)
+            data = await client.read(MAX_HEAD)
             if not data:
                 raise BadRequest("the client closed before the end of its request")
             conn.receive_data(data)
         elif isinstance(event, h11.Data):
-            writer.write(outgoing.send(h11.Data(data=event.data)))
-            await writer.drain()
+            await upstream.write(outgoing.send(h11.Data(data=event.data)) or b"")
         elif isinstance(event, h11.EndOfMessage):
-            writer.write(outgoing.send(h11.EndOfMessage()))
-            await writer.drain()
+            await upstream.write(outgoing.send(h11.EndOfMessage()) or b"")
             return
         else:
             raise BadRequest("an unexpected part of a request")
-
-
-async def _response(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """The far end's answer, its head told the client closes after it, then as it comes."""
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.LimitOverrunError:
-        head = await reader.read(MAX_HEAD)
-    except asyncio.IncompleteReadError as partial:
-        head = partial.partial
-    writer.write(_closing(head))
-    while data := await reader.read(256 * 1024):
-        writer.write(data)
-        await writer.drain()
 
 
 def _closing(head: bytes) -> bytes:
@@ -288,7 +268,7 @@ def _text(value: bytes) -> str:
         raise BadRequest("a request line or Host header that is not ASCII") from None
 
 
-async def respond(writer: asyncio.StreamWriter, status: int, reason: str, message: str) -> None:
+async def respond(client: Conn, status: int, reason: str, message: str) -> None:
     """A short plain-text answer, then the connection ends."""
     body = (message + "\n").encode()
     extra = b'Proxy-Authenticate: Basic realm="toolhost"\r\n' if status == 407 else b""
@@ -296,6 +276,5 @@ async def respond(writer: asyncio.StreamWriter, status: int, reason: str, messag
         f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\nX-Toolhost-Refused: {status}\r\n"
     ).encode()
-    writer.write(head + extra + b"\r\n" + body)
     with contextlib.suppress(OSError):
-        await writer.drain()
+        await client.write(head + extra + b"\r\n" + body)

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 
 from tools.network import http, socks
 from tools.network.gate import Gate
-from tools.network.relay import CHUNK, close
+from tools.network.relay import Conn
 
 log = logging.getLogger("toolhost.network")
 
@@ -56,29 +56,26 @@ class Proxy:
             self.connections.add(task)
             task.add_done_callback(self.connections.discard)
 
-    async def _handle(self, conn: socket.socket) -> None:
-        try:
-            reader, writer = await asyncio.open_connection(sock=conn, limit=CHUNK)
-        except OSError:
-            conn.close()
-            return
+    async def _handle(self, sock: socket.socket) -> None:
+        client = Conn(sock)
         try:
             async with asyncio.timeout(FIRST_BYTES_SECONDS):
-                initial = await reader.read(CHUNK)
-            if not initial:
+                first = await client.read(1)
+            if not first:
                 return
-            if initial[0] == socks.VERSION and self.auth is None:
-                await socks.serve(initial, (reader, writer), self.gate)
-            elif initial[0] in (socks.VERSION, 4):
-                writer.write(socks.SOCKS4_REJECTED if initial[0] == 4 else b"\x05\xff")
+            client.buffer[:0] = first
+            if first[0] == socks.VERSION and self.auth is None:
+                await socks.serve(client, self.gate)
+            elif first[0] in (socks.VERSION, 4):
+                await client.write(socks.SOCKS4_REJECTED if first[0] == 4 else b"\x05\xff")
             else:
-                await http.serve(initial, (reader, writer), self.gate, self.auth)
+                await http.serve(client, self.gate, self.auth)
         except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
             pass
         except Exception:  # one connection's failure must not reach the call
             log.exception("the network proxy failed on a connection")
         finally:
-            close(writer)
+            client.close()
 
     async def close(self) -> None:
         """Stop: the listener closes, every connection ends, open asks are withdrawn."""
