@@ -336,6 +336,7 @@ async def test_the_proxy_looks_up_no_name_it_refuses(
     worktree: Path, web: Web, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     looked_up: list[str] = []
+
     async def recording(name: str, port: int) -> Any:
         looked_up.append(name)
         return await resolve(name, port)
