@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import io
 import socket
+import ssl
+import subprocess
 import threading
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 WHEEL_NAME = "tiny-1.0-py3-none-any.whl"
 
@@ -89,6 +92,7 @@ class Web:
     """An HTTP server that answers every GET with where it was asked, and serves a wheel."""
 
     host: str = "127.0.0.1"
+    tls: Path | None = None  # a PEM file with the key and a certificate: serve HTTPS
     hits: list[Hit] = field(default_factory=list)
     wheel: bytes = field(default_factory=tiny_wheel)
     big: bytes = b""
@@ -99,6 +103,10 @@ class Web:
         kind = _Server6 if ":" in self.host else _Server
         server = kind((self.host, 0), _Handler)
         server.web = self
+        if self.tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(self.tls)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         self.port = server.server_address[1]
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
@@ -110,6 +118,23 @@ class Web:
 
     def paths(self) -> list[str]:
         return [hit.path for hit in self.hits]
+
+
+def self_signed(folder: Path, name: str) -> Path:
+    """A key and a self-signed certificate for ``name``, in one PEM file (openssl)."""
+    pem = folder / f"{name}.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", f"/CN={name}", "-addext", f"subjectAltName=DNS:{name}"),
+            *("-keyout", str(pem), "-out", str(folder / "cert.pem")),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    pem.write_text(pem.read_text() + (folder / "cert.pem").read_text())
+    return pem
 
 
 @dataclass

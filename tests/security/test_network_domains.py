@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.security.network_peers import WHEEL_NAME, Sink, Web
+from tests.security.network_peers import WHEEL_NAME, Sink, Web, self_signed
 from tools.bash.sandbox import landlock, probe
 from tools.builtin import bash as bash_module
 from tools.builtin.lazy import builtin_tools
@@ -154,6 +154,18 @@ async def test_an_allowed_domain_is_reached_through_the_proxy(
         assert f"{name}=http://127.0.0.1:" in result.output
     assert "ALL_PROXY=socks5h://127.0.0.1:" in result.output
     assert "NO_PROXY=" not in result.output
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed")
+async def test_https_goes_through_a_connect_tunnel(
+    worktree: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    pem = self_signed(tmp_path_factory.mktemp("tls"), "pypi.test")
+    with Web(tls=pem).running() as web:
+        host = make_host(worktree, lists("pypi.test", f"127.0.0.1:{web.port}"))
+        result = await bash(host, curl(f"https://pypi.test:{web.port}/tls", "--cacert", str(pem)))
+    assert f"hello from pypi.test:{web.port} /tls" in result.output
+    assert network(result)["reached"] == [f"pypi.test:{web.port}"]
 
 
 async def test_pip_downloads_from_an_allowed_index(worktree: Path, web: Web) -> None:
