@@ -540,6 +540,7 @@ async def test_without_a_network_namespace_the_lists_give_no_network(
     assert "/nons" not in web.paths()
     sandbox = result.metadata["sandbox"]
     assert sandbox["network"] == "deny"  # what held: no network at all
+    assert "domain lists cannot be held on this machine" in result.output
     assert any(
         m.startswith("network by domain: it needs a network namespace") for m in sandbox["missing"]
     )

@@ -109,6 +109,23 @@ def network_notes(gate: Gate, output: str, plan: Plan) -> list[str]:
     return lines
 
 
+def network_off_why(ctx: ToolContext, plan: Plan) -> str | None:
+    """Why the network is off when the config did not say ``deny`` itself: a broken
+    config (failing closed), or domain lists this machine cannot hold."""
+    if ctx.host.config.failing_closed:
+        return (
+            "A config file cannot be read (toolhost list names it), and until it is fixed "
+            "commands get no network."
+        )
+    wanted = sandbox_settings.network_mode(ctx.host.config)
+    if wanted == "domains" and plan.network == "deny":
+        return (
+            "sandbox.network's domain lists cannot be held on this machine (see "
+            "metadata.sandbox.missing), so commands get no network at all."
+        )
+    return None
+
+
 def directories_to_offer(blocked: list[sandbox_denials.Blocked], plan: Plan) -> list[str]:
     """The folders outside the project the sandbox stopped writes to, each once, that a
     person may make writable for a second run."""

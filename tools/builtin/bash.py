@@ -66,6 +66,7 @@ from tools.bash.sandboxing import (
     egress,
     network_gate,
     network_notes,
+    network_off_why,
     plan_for,
     rejected_note,
     rerun_note,
@@ -142,6 +143,9 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             notes.append(note)
     refused = gate is None and sandbox_denials.network_refused(finished.output, plan)
     notes += sandbox_denials.notes(blocked, refused, plan)
+    why = network_off_why(ctx, plan) if refused else None
+    if why:
+        notes.append(why)
     if gate is not None:
         notes += network_notes(gate, finished.output, plan)
     tail = _notes(timeout_ms=timeout_ms if finished.timed_out else None, sandbox=notes)
