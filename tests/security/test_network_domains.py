@@ -548,3 +548,17 @@ async def test_without_a_network_namespace_the_lists_give_no_network(
     result = await bash(make_host(worktree, required), "touch made")
     assert result.metadata["error"] == "permission_denied"
     assert not (worktree / "made").exists()
+
+
+async def test_a_command_cannot_flood_the_editor_with_asks(
+    worktree: Path, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gate_module, "MAX_ASKS", 2)
+    monkeypatch.setenv(HOSTS_VAR, ",".join(f"h{n}.test=127.0.0.1" for n in range(4)))
+    host = make_host(worktree, lists(f"127.0.0.1:{web.port}"))
+    editor = Answers("reject")
+    command = "".join(curl(f"http://h{n}.test:{web.port}/flood") for n in range(4))
+    result = await bash(host, command, editor)
+    assert [a.patterns for a in editor.network_asks()] == [["h0.test"], ["h1.test"]]
+    reasons = [r["reason"] for r in network(result)["refused"]]
+    assert reasons[2:] == ["this command already asked about 2 hosts; no more are asked"] * 2

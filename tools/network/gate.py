@@ -12,7 +12,8 @@ For a destination (a host and a port), in this order, before any name is looked 
    ``network`` rule for it (in the session, the project's or the user's config, as every
    "always"), ``reject`` refuses it for the rest of the call. No answer within
    ``ASK_SECONDS``, or a client that cannot ask, refuses it. Asks for one host are
-   asked once, however many connections wait on them.
+   asked once, however many connections wait on them; past ``MAX_ASKS`` hosts in one
+   call, the rest are refused without asking (a command cannot flood the editor).
 
 Then the addresses (``addresses``): the proxy resolves an allowed name itself and keeps
 the addresses no address pattern denies and that are public, or that an allow pattern
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 PERMISSION = "network"
 ASK_SECONDS = 120.0  # a person's answer; the connection waits meanwhile
+MAX_ASKS = 20  # hosts one call may ask a person about: more are refused unasked
 MAX_LOGGED = 200
 
 
@@ -137,6 +139,11 @@ class Gate:
             return self.answers[host]
         waiting = self.asking.get(host)
         if waiting is None:
+            if len(self.answers) + len(self.asking) >= MAX_ASKS:
+                self.why_not[host] = (
+                    f"this {self.what} already asked about {MAX_ASKS} hosts; no more are asked"
+                )
+                return False
             waiting = asyncio.ensure_future(self._ask(destination))
             self.asking[host] = waiting
         try:
