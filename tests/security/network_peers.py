@@ -142,6 +142,7 @@ class Sink:
     """A TCP (or UDP) listener that answers nothing and keeps every byte it gets."""
 
     udp: bool = False
+    host: str = "127.0.0.1"  # "0.0.0.0": also on this machine's other addresses
     received: bytearray = field(default_factory=bytearray)
     port: int = 0
 
@@ -149,7 +150,7 @@ class Sink:
     def running(self) -> Iterator[Sink]:
         kind = socket.SOCK_DGRAM if self.udp else socket.SOCK_STREAM
         listener = socket.socket(socket.AF_INET, kind)
-        listener.bind(("127.0.0.1", 0))
+        listener.bind((self.host, 0))
         self.port = listener.getsockname()[1]
         if not self.udp:
             listener.listen(16)
