@@ -563,3 +563,18 @@ async def test_a_command_cannot_flood_the_editor_with_asks(
     assert [a.patterns for a in editor.network_asks()] == [["h0.test"], ["h1.test"]]
     reasons = [r["reason"] for r in network(result)["refused"]]
     assert reasons[2:] == ["this command already asked about 2 hosts; no more are asked"] * 2
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+async def test_under_bubblewrap_the_proxy_is_the_only_way_out_too(
+    worktree: Path, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(probe.SIMULATE_VAR, "no-landlock")
+    host = make_host(worktree, lists("pypi.test", f"127.0.0.1:{web.port}"))
+    command = curl(f"http://pypi.test:{web.port}/bwrap/proxy") + curl(
+        f"http://127.0.0.1:{web.port}/bwrap/direct", "--noproxy '*'"
+    )
+    result = await bash(host, command)
+    assert result.metadata["sandbox"]["engine"] == "bwrap", result.metadata
+    assert "/bwrap/proxy" in web.paths()
+    assert "/bwrap/direct" not in web.paths()
