@@ -117,8 +117,7 @@ async def _forward(conn: h11.Connection, request: h11.Request, client: Conn, gat
             go_on = h11.InformationalResponse(status_code=100, headers=[])
             await client.write(conn.send(go_on) or b"")
         await _body(conn, outgoing, client, upstream)
-        await client.write(_closing(await upstream.read_head(MAX_HEAD)))
-        await send_back(upstream, client)  # the answer's body, as it comes
+        await send_back(upstream, client, _closing, MAX_HEAD)  # the answer, as it comes
     finally:
         upstream.close()
 

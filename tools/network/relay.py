@@ -63,17 +63,6 @@ class Conn:
             self.buffer += data
         return await self.read(size)
 
-    async def read_head(self, limit: int) -> bytes:
-        """Up to and with the first empty line (``\\r\\n\\r\\n``), or what came before the
-        end or ``limit`` bytes."""
-        while (end := self.buffer.find(b"\r\n\r\n")) < 0 and len(self.buffer) < limit:
-            data = await asyncio.get_running_loop().sock_recv(self.sock, CHUNK)
-            if not data:
-                break
-            self.buffer += data
-        cut = end + 4 if end >= 0 else min(len(self.buffer), limit)
-        return await self.read(cut)
-
     def take(self) -> bytes:
         """The bytes read ahead and not used yet."""
         data = bytes(self.buffer)
@@ -132,13 +121,29 @@ async def relay(
     return copy.refused
 
 
-async def send_back(upstream: Conn, client: Conn) -> None:
-    """Copy upstream → client to its end (a forwarded request's answer); close both."""
+async def send_back(
+    upstream: Conn, client: Conn, head: Callable[[bytes], bytes], limit: int
+) -> None:
+    """Copy upstream → client to its end (a forwarded request's answer), its head (up to
+    the first empty line, at most ``limit`` bytes) passed through ``head`` first; then
+    close both. All of it in the copying thread: the answer waits on no event loop."""
     back = upstream.take()
     copy = _Copy(client.sock, upstream.sock, threads=1)
     client.handed_over = upstream.handed_over = True
+
+    def answer(first: bytes, _: Inspect | None) -> bool:
+        data = bytearray(first)
+        while (end := data.find(b"\r\n\r\n")) < 0 and len(data) < limit:
+            more = copy.upstream.recv(CHUNK)
+            if not more:
+                break
+            data += more
+        cut = end + 4 if end >= 0 else len(data)
+        copy.client.sendall(head(bytes(data[:cut])) + bytes(data[cut:]))
+        return copy.inbound(b"", None)
+
     try:
-        await _in_thread(copy.run, copy.inbound, back, None)
+        await _in_thread(copy.run, answer, back, None)
     finally:
         copy.stop()
 
