@@ -393,19 +393,51 @@ async def test_a_name_that_resolves_to_a_private_address_is_refused(
     assert "(127.0.0.1)" in reasons["mapped.test"]
 
 
-async def test_a_raw_address_is_decided_as_an_address(worktree: Path, web: Web) -> None:
-    host = make_host(worktree, lists("pypi.test", "*.test"))  # names only
-    command = curl(f"http://127.0.0.1:{web.port}/raw", "-x $HTTP_PROXY --proxytunnel")
-    rejecting = Answers("reject")
-    result = await bash(host, command, rejecting)
-    assert "/raw" not in web.paths()
-    (ask,) = rejecting.network_asks()
-    assert ask.title == f"Allow network access to 127.0.0.1 (port {web.port}) for this command?"
-    assert [o.patterns for o in ask.options()] == [("127.0.0.1",)]
-    assert network(result)["refused"][0]["host"] == "127.0.0.1"
-    # A person allowing that very address is listing it literally.
-    await bash(host, command, Answers("once"))
-    assert "/raw" in web.paths()
+async def test_a_raw_address_is_decided_as_an_address(worktree: Path) -> None:
+    outside = _outside_address()
+    if outside is None:
+        pytest.skip("this machine has no address but loopback")
+    with Web(host=outside).running() as far:
+        host = make_host(worktree, lists("pypi.test", "*.test"))  # names only
+        command = curl(f"http://{outside}:{far.port}/raw", "-x $HTTP_PROXY --proxytunnel")
+        rejecting = Answers("reject")
+        result = await bash(host, command, rejecting)
+        assert "/raw" not in far.paths()
+        (ask,) = rejecting.network_asks()
+        title = f"Allow network access to {outside} (port {far.port}) for this command?"
+        assert ask.title == title
+        assert [o.patterns for o in ask.options()] == [(outside,)]
+        assert network(result)["refused"][0]["host"] == outside
+        # A person allowing that very address (a private one here) is listing it literally.
+        await bash(host, command, Answers("once"))
+        assert "/raw" in far.paths()
+
+
+async def test_loopback_is_never_asked_about_and_the_commands_own_is_reached_directly(
+    worktree: Path, web: Web
+) -> None:
+    own = (
+        "python3 -m http.server 0 --bind 127.0.0.1 > server.log 2>&1 & "
+        "for i in $(seq 50); do port=$(grep -o 'port [0-9]*' server.log | cut -d' ' -f2); "
+        '[ -n "$port" ] && break; sleep 0.1; done; '
+        "curl -sS --max-time 10 --noproxy '*' -o /dev/null -w 'own %{http_code}\\n' "
+        '"http://localhost:$port/"; '
+    )
+    editor = Answers("once")  # a yes would open this machine's port, not the command's
+    command = own + curl(f"http://localhost:{web.port}/loopback/asked")
+    result = await bash(make_host(worktree, lists("*")), command, editor)
+    assert "own 200" in result.output, result.output
+    assert "/loopback/asked" not in web.paths()
+    assert editor.asks == []
+    reason = network(result)["refused"][0]["reason"]
+    assert reason.startswith("that is the loopback of the machine outside the sandbox")
+    assert f"(127.0.0.1:{web.port})" in reason
+    # Listed literally, this machine's server is reached, by either name, without an ask.
+    host = make_host(worktree, lists(f"127.0.0.1:{web.port}"))
+    command = curl(f"http://localhost:{web.port}/loopback/listed")
+    result = await bash(host, command, editor)
+    assert "/loopback/listed" in web.paths(), result.output
+    assert editor.asks == []
 
 
 async def test_ipv6_is_held_to_the_same_lists(worktree: Path, web6: Web) -> None:
@@ -435,7 +467,9 @@ async def test_socks5_is_held_to_the_same_lists(worktree: Path, web: Web) -> Non
     result = await bash(host, command, editor)
     assert "/socks/name" in web.paths()
     assert "/socks/unlisted" not in web.paths() and "/socks/address" not in web.paths()
-    assert [a.patterns for a in editor.network_asks()] == [["files.test"], ["127.0.0.2"]]
+    assert [a.patterns for a in editor.network_asks()] == [["files.test"]]
+    refused = {r["host"]: r["reason"] for r in network(result)["refused"]}
+    assert refused["127.0.0.2"].startswith("that is the loopback of the machine outside")
     assert network(result)["reached"] == [f"pypi.test:{web.port}"]
 
 

@@ -7,7 +7,10 @@ For a destination (a host and a port), in this order, before any name is looked 
    is ``deny``, refuses it (deny wins);
 2. a ``sandbox.network.allow`` pattern, or a ``network`` rule whose last match is
    ``allow`` (a person's "always" answers are such rules), allows it;
-3. anything else asks a person: "Allow network access to files.pythonhosted.org for this
+3. loopback (``localhost``, 127/8, ::1) is reached only when listed literally, and never
+   asked about: through the proxy it is this machine's, not the command's own (a person
+   saying yes to "localhost" would open a port of this machine);
+4. anything else asks a person: "Allow network access to files.pythonhosted.org for this
    command?". ``once`` allows that host for the rest of the call, ``always`` also keeps a
    ``network`` rule for it (in the session, the project's or the user's config, as every
    "always"), ``reject`` refuses it for the rest of the call. No answer within
@@ -26,6 +29,7 @@ must allow, else a person is asked.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -103,6 +107,11 @@ class Gate:
         verdict, why = self.verdict(destination)
         if verdict == "deny":
             raise self.refuse(destination, why)
+        if _loopback(destination):
+            candidates = [destination.address] if destination.address else LOOPBACK
+            if not any(self._listed(a, destination) for a in candidates):
+                raise self.refuse(destination, LOOPBACK_WHY.format(port=destination.port))
+            return  # listed literally: that is the decision, nobody is asked
         if verdict == "ask" and not await self._answer(destination):
             why = self.why_not.get(destination.host, "not allowed")
             raise self.refuse(destination, why, by_person=True)
@@ -271,6 +280,23 @@ class Gate:
         """The command is over: asks still open are withdrawn (and count as refused)."""
         for waiting in list(self.asking.values()):
             waiting.cancel()
+
+
+LOOPBACK = (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv6Address("::1"))
+LOOPBACK_WHY = (
+    "that is the loopback of the machine outside the sandbox, not the command's own; a "
+    "server the command started itself is reached without the proxy (curl --noproxy '*', "
+    "or NO_PROXY=localhost,127.0.0.1), and one outside is reached only when "
+    "sandbox.network.allow lists its address and port (127.0.0.1:{port})"
+)
+
+
+def _loopback(destination: Destination) -> bool:
+    """``localhost`` (and names below it), 127.0.0.0/8, ::1: never asked about. A person
+    allowing "localhost" would open a port of this machine, not the command's own."""
+    if destination.address is not None:
+        return unmapped(destination.address).is_loopback
+    return destination.host == "localhost" or destination.host.endswith(".localhost")
 
 
 def _patterns(written: Sequence[str]) -> list[Pattern]:
