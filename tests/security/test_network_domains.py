@@ -503,7 +503,7 @@ async def test_a_host_header_naming_another_host_is_refused(
 TLS_THROUGH_TUNNEL = (
     'python3 -c "import os, socket, ssl, sys\n'
     "p = int(os.environ['HTTP_PROXY'].rsplit(':', 1)[1])\n"
-    "s = socket.create_connection(('127.0.0.1', p), 2)\n"
+    "s = socket.create_connection(('127.0.0.1', p), 1)\n"
     "s.sendall(b'CONNECT pypi.test:%s HTTP/1.1\\r\\nHost: pypi.test:%s\\r\\n\\r\\n' % "
     "(sys.argv[1].encode(), sys.argv[1].encode()))\n"
     "print(s.recv(100))\n"
