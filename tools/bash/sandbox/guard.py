@@ -15,10 +15,12 @@ Why a process of its own, rather than forking from the sidecar:
   caller), mounts, seccomp and Landlock; and forking a small process is cheap.
 
 Requests (``wire`` frames): ``spawn`` {id, argv, env, cwd, plan} with the output
-pipe's write end, answered by ``started`` {id, pid, tmpdir} or ``failed`` {id,
-error}; ``kill`` {id}. The supervisor also sends ``exited`` {id, status} when a
-command's first process has exited (after a ``kill``, once every one of its
-processes has). ``hello`` {pid, support, tmp} comes first.
+pipe's write end, answered by ``started`` {id, pid, tmpdir, proxy} or ``failed`` {id,
+error}; ``kill`` {id}. With ``proxy`` true, ``started`` carries the listening socket on
+the command's loopback for the sidecar's proxy to accept on (``tools.network``).
+The supervisor also sends ``exited`` {id, status} when a command's first process has
+exited (after a ``kill``, once every one of its processes has). ``hello`` {pid,
+support, tmp} comes first.
 
 Each sandboxed command gets a private temp directory (``TMPDIR``, ``TMP``,
 ``TEMP``) below the supervisor's own, removed when the command ends (or, when it
@@ -160,9 +162,9 @@ class Guard:
             if call is not None and call.kill is None and not call.reported:
                 self._start_kill(call)
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any], fd: int | None = None) -> None:
         try:
-            wire.send(self.sock, message)
+            wire.send(self.sock, message, [fd] if fd is not None else None)
         except OSError:
             self.stopping = True  # the sidecar is gone
 
@@ -195,9 +197,9 @@ class Guard:
                 ruleset = landlock.build(spec, plan.landlock_abi)
             if plan.engine == "bwrap":
                 argv = bwrap.argv(plan, argv, cwd)
-            pid, error, listener = self._fork(plan, argv, env, cwd, stdout, ruleset)
+            pid, error, listener, proxy = self._fork(plan, argv, env, cwd, stdout, ruleset)
         except Exception as failure:  # any failure is the command's, told
-            pid, error, listener = 0, f"preparing the sandbox: {failure}", None
+            pid, error, listener, proxy = 0, f"preparing the sandbox: {failure}", None, None
         finally:
             if ruleset is not None:
                 ruleset.close()
@@ -209,9 +211,12 @@ class Guard:
             return
         self.calls[call_id] = _Call(call_id, pid, tmpdir)
         recording = self._record(call_id, plan, listener, tmpdir)
-        self._send(
-            {"op": "started", "id": call_id, "pid": pid, "tmpdir": tmpdir, "capture": recording}
-        )
+        started = {"op": "started", "id": call_id, "pid": pid, "tmpdir": tmpdir}
+        try:
+            self._send({**started, "capture": recording, "proxy": proxy is not None}, proxy)
+        finally:
+            if proxy is not None:
+                os.close(proxy)
 
     def _record(
         self, call_id: int, plan: Plan, listener: int | str | None, tmpdir: str | None
@@ -250,11 +255,13 @@ class Guard:
         cwd: str,
         stdout: int,
         ruleset: landlock.Ruleset | None,
-    ) -> tuple[int, str, int | str | None]:
-        """(pid, "", listener) once the child has exec'd, or (0, what failed, None).
+    ) -> tuple[int, str, int | str | None, int | None]:
+        """(pid, "", listener, proxy) once the child has exec'd, or (0, what failed, None,
+        None).
 
         ``listener``: the capture filter's listener fd the child sent, or why it has
-        none (a plan without ``capture``: None).
+        none (a plan without ``capture``: None). ``proxy``: the socket listening on the
+        command's loopback (a plan with ``proxy``), else None.
 
         The child is the standby one forked while the previous command started
         (forking copies the supervisor's memory map, which costs about a
@@ -278,7 +285,7 @@ class Guard:
                 wire.send(standby.sock, order, fds)
             except OSError as error:
                 standby.sock.close()
-                return 0, f"the child that was to run the command is gone ({error})", None
+                return 0, f"the child that was to run the command is gone ({error})", None, None
             os.close(status_w)
             status_w = -1
             # The next standby is made by the serve loop once this command has started
@@ -286,6 +293,7 @@ class Guard:
             report = b""
             while chunk := os.read(status_r, 4096):
                 report += chunk
+            proxy = _proxy_listener(standby.sock) if plan.proxy and not report else None
             listener = _listener(standby.sock) if plan.capture is not None else None
         finally:
             standby.sock.close()
@@ -297,8 +305,15 @@ class Guard:
                 os.waitpid(standby.pid, 0)
             if isinstance(listener, int):
                 os.close(listener)
-            return 0, report.decode(errors="replace"), None
-        return standby.pid, "", listener
+            return 0, report.decode(errors="replace"), None, None
+        if plan.proxy and proxy is None:  # it runs without its only way out: end it
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(standby.pid, signal.SIGKILL)
+                os.waitpid(standby.pid, 0)
+            if isinstance(listener, int):
+                os.close(listener)
+            return 0, "the proxy's listener did not reach the supervisor", None, None
+        return standby.pid, "", listener, proxy
 
     def _start_zygote(self) -> zygote.Zygote | None:
         """The forker of sandboxed commands, in the domain that scopes their signals
@@ -499,6 +514,23 @@ class Guard:
                 pass
         self.placeholders.release_all()  # no command is left to use them
         shutil.rmtree(self.tmp_root, ignore_errors=True)
+
+
+def _proxy_listener(sock: socket.socket) -> int | None:
+    """The loopback listener the child sent before it exec'd (``child.PROXY_TAG``)."""
+    sock.setblocking(False)
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, len(child.PROXY_TAG), 1)
+    except (BlockingIOError, OSError):
+        return None
+    for extra in fds[1:]:
+        os.close(extra)
+    if data == child.PROXY_TAG and fds:
+        os.set_inheritable(fds[0], False)
+        return fds[0]
+    for fd in fds:
+        os.close(fd)
+    return None
 
 
 def _listener(sock: socket.socket) -> int | str:

@@ -16,7 +16,11 @@ not cover a file's mode, owner, times or extended attributes (``chmod``, ``touch
 ``setfattr`` outside the project would succeed); a read-only mount refuses them all.
 ``/dev/shm`` gets a tmpfs of the command's own, so nothing it puts there is shared.
 
-A new network namespace has only a loopback interface, down: no packet leaves.
+A new network namespace has only a loopback interface, down: no packet leaves. For
+the domain lists (``network: domains``), loopback is brought up and one listener is
+bound on it before the command runs; the supervisor hands that socket to the sidecar,
+whose proxy accepts on it from outside. The namespace has no other interface, no route
+and no resolver, so that listener is the command's only way out.
 
 All of it needs unprivileged user namespaces (``unshare(CLONE_NEWUSER)``), which
 some systems turn off; ``probe`` finds out once. The user and group map the
@@ -27,8 +31,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
+import socket
 import stat
+import struct
 
 from tools.bash.sandbox.syscalls import (
     CLONE_NEWNET,
@@ -104,6 +111,26 @@ def _writable_again(path: str) -> None:
             mount_setattr(path, clear=MOUNT_ATTR_RDONLY, recursive=False)
 
 
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
+_IFREQ = struct.Struct("16sH14x")  # struct ifreq: the name, then ifr_flags
+
+
+def loopback_listener() -> socket.socket:
+    """Bring this network namespace's loopback up and listen on 127.0.0.1 (a free port).
+
+    The socket is close-on-exec: the command cannot accept on it itself.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
+        _, flags = _IFREQ.unpack(fcntl.ioctl(control, _SIOCGIFFLAGS, _IFREQ.pack(b"lo", 0)))
+        fcntl.ioctl(control, _SIOCSIFFLAGS, _IFREQ.pack(b"lo", flags | _IFF_UP))
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    return listener
+
+
 def pin(path: str) -> None:
     """Make ``path`` a mount point (bound onto itself): it can no longer be renamed."""
     mount(path, path, None, MS_BIND | MS_REC, None)
@@ -116,17 +143,16 @@ def read_only(path: str) -> None:
 
 
 def hide(path: str) -> None:
-    """Put an empty read-only directory (or /dev/null, for a file) over ``path``; one
-    gone since the plan was made (a socket closed meanwhile) needs no cover."""
+    """Put an empty read-only directory (or /dev/null, for a file) over ``path``.
+
+    A path gone since the plan listed it (another program's socket or relay folder in
+    /tmp, removed meanwhile) has nothing left to hide, and the command still runs."""
     try:
-        is_dir = stat.S_ISDIR(os.stat(path).st_mode)
-        if is_dir:
+        if stat.S_ISDIR(os.stat(path).st_mode):
             flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
             mount("tmpfs", path, "tmpfs", flags, "mode=0555,size=4k")
         else:
             mount("/dev/null", path, None, MS_BIND, None)
-    except FileNotFoundError:
-        return
     except OSError as error:
         if error.errno != errno.ENOENT:
             raise

@@ -42,7 +42,7 @@ from pathlib import Path
 from tools.bash.sandbox.masks import AGENT_CONFIG
 from tools.bash.sandbox.plan import MODES, NETWORKS, Mode, Network, Policy
 from tools.config.dirs import secret_dirs
-from tools.config.effective import Config
+from tools.config.effective import Config, NetworkLists
 from tools.permission.git_files import protected_git_paths
 from tools.permission.rules import Rule, expand_home, wildcard_match
 
@@ -112,6 +112,20 @@ DEFAULT_HIDDEN = (
     "/var/run/docker.sock",
 )
 
+# Where a command could still have names looked up for it while its network is cut:
+# the system resolver's sockets (systemd-resolved's varlink, nscd), the D-Bus system
+# bus (resolved's API), avahi (mDNS). Each lookup of `<secret>.evil.com` carries data out.
+NETWORK_HIDDEN = (
+    "/run/systemd/resolve/io.systemd.Resolve",
+    "/run/systemd/resolve/io.systemd.Resolve.Monitor",
+    "/run/nscd/socket",
+    "/var/run/nscd/socket",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+    "/run/avahi-daemon/socket",
+    "/var/run/avahi-daemon/socket",
+)
+
 # A pattern that names one path: no wildcard before an optional trailing /* or /**.
 _WILDCARDS = frozenset("*?[")
 
@@ -125,7 +139,7 @@ def policy(
     extra_writable: Iterable[str] = (),
 ) -> Policy:
     settings = config.sandbox
-    network: Network = next((n for n in NETWORKS if n == settings.network), "allow")
+    network = network_mode(config)
     roots = _unique([str(worktree), str(directory)])
     writable = [
         *roots,
@@ -148,6 +162,8 @@ def policy(
     if settings.hidden is None:
         covered = [*hidden, *secret_dirs()]
         hidden += [p for p in listening_sockets(writable) if not _below_any(p, covered)]
+    if network != "allow":
+        hidden += [p for p in hidden_paths(NETWORK_HIDDEN) if p not in hidden]
     return Policy(
         mode=mode(config),
         network=network,
@@ -164,6 +180,14 @@ def cache_paths(config: Config) -> list[str]:
     caches = config.sandbox.caches
     found = caches if caches is not None else (cache_home(), *DEFAULT_CACHES)
     return [os.path.normpath(expand_home(c)) for c in found]
+
+
+def network_mode(config: Config) -> Network:
+    """``allow``, ``deny``, or ``domains`` for the lists (``tools.network``)."""
+    value = config.sandbox.network
+    if isinstance(value, NetworkLists):
+        return "domains"
+    return next((n for n in NETWORKS if n == value and n != "domains"), "allow")
 
 
 def mode(config: Config) -> Mode:
