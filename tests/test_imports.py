@@ -72,6 +72,4 @@ def test_every_name_a_package_exports_is_its_modules_own(package: str) -> None:
         value = getattr(module, name)
         if name in module._EXPORTS:
             assert value is getattr(importlib.import_module(module._EXPORTS[name]), name)
-    assert set(module._EXPORTS) | ({"tool"} if package == "tools" else set()) == set(
-        module.__all__
-    )
+    assert set(module._EXPORTS) | ({"tool"} if package == "tools" else set()) == set(module.__all__)
