@@ -69,3 +69,28 @@ def filesystem_server() -> Path:
         marker="node_modules/@modelcontextprotocol/server-filesystem/package.json",
     )
     return folder / "node_modules" / ".bin" / "mcp-server-filesystem"
+
+
+def sandbox_runtime() -> Path:
+    """Claude Code's sandbox-runtime ``srt`` 0.0.83 (npm; Node.js 22 or bubblewrap's
+    helpers: ``bwrap``, ``socat`` and ``rg`` must be on PATH to run it)."""
+    folder = ensure(
+        "sandbox-runtime-0.0.83",
+        "@anthropic-ai/sandbox-runtime@0.0.83",
+        marker="node_modules/@anthropic-ai/sandbox-runtime/package.json",
+    )
+    binary = folder / "node_modules" / ".bin" / "srt"
+    if not binary.exists():
+        raise Unavailable(f"@anthropic-ai/sandbox-runtime installed, but {binary} is missing")
+    return binary
+
+
+def codex() -> Path:
+    """Codex CLI 0.171.0 (npm ``@openai/codex``; its native binary for this platform)."""
+    folder = ensure(
+        "codex-0.171.0", "@openai/codex@0.171.0", marker="node_modules/@openai/codex/package.json"
+    )
+    binary = folder / "node_modules" / ".bin" / "codex"
+    if not binary.exists():
+        raise Unavailable(f"@openai/codex installed, but {binary} is missing")
+    return binary

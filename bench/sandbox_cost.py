@@ -1,19 +1,34 @@
 """What the kernel sandbox adds to a bash call: the same call with and without it.
 
-Three sidecars on the same project (a git repository, so its protected paths are
+Four sidecars on the same project (a git repository, so its protected paths are
 re-bound read-only), started the same way and initialized alike but for
 ``sandbox``: ``mode: off``, the default (Landlock plus a user and mount
-namespace), and ``network: deny`` (a network namespace too). Each runs ``bash``
-with ``true`` through ``tools/execute``; the three take turns in blocks, so drift
-on the machine hits all of them. Every sandboxed result is checked to have been
-sandboxed (``metadata.sandbox``), the off one not. Target from issue 11: at most
-15 ms added per call.
+namespace), ``network: deny`` (a network namespace too), and the domain lists
+(``network: {allow: [...]}``: a network namespace whose only way out is the
+sidecar's proxy, ``tools.network``). Each runs ``bash`` with ``true`` through
+``tools/execute``; they take turns in blocks, so drift on the machine hits all of
+them. Every sandboxed result is checked to have been sandboxed
+(``metadata.sandbox``), the off one not. Targets: from issue 11, at most 15 ms added
+per call; from issue 27, the domain lists add at most 5 ms to a command that makes no
+connection (against the default sandbox, whose network is open).
+
+Then a 10 MB download from a loopback HTTP server with curl, through the proxy (the
+domain lists, the server's name mapped to 127.0.0.1 by ``TOOLHOST_NETWORK_HOSTS`` and
+its address listed literally) against the same download with the network open, the
+two alternating call by call. Judged on curl's own ``time_total`` (the download as the
+client sees it: the proxy's CONNECT-free plain HTTP forwarding, its name lookup and
+its copy); the whole bash call is printed beside it. Target from issue 27: at most 10%
+added.
 """
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import tempfile
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +47,26 @@ from _common import (
 )
 
 TARGET_MS = 15.0
+DOMAINS_TARGET_MS = 5.0
+DOWNLOAD_TARGET = 1.10
+DOWNLOAD_BYTES = 10 * 1024 * 1024
 BLOCKS = 10
+DOMAINS = {"network": {"allow": ["pypi.test"]}}
 SETUPS: dict[str, dict[str, Any]] = {
     "off": {"mode": "off"},
     "sandboxed": {},
     "network deny": {"network": "deny"},
+    "network domains": DOMAINS,
 }
+NAME = "big.test"
 
 
-async def start(root: Path, scratch: Path, sandbox: dict[str, Any]) -> RpcClient:
-    client = await RpcClient.spawn(toolhost_argv(), cwd=root, env=server_env(scratch))
+async def start(
+    root: Path, scratch: Path, sandbox: dict[str, Any], env: dict[str, str] | None = None
+) -> RpcClient:
+    client = await RpcClient.spawn(
+        toolhost_argv(), cwd=root, env={**server_env(scratch), **(env or {})}
+    )
     params = initialize_params(root)
     params["initializationOptions"]["config"]["sandbox"] = sandbox
     await client.request("initialize", params, timeout=CALL_TIMEOUT)
@@ -60,6 +85,12 @@ async def call(client: RpcClient, expect: str) -> float:
 
 
 async def run(quick: bool) -> list[Row]:
+    rows = await no_connection(quick)
+    rows += await download(quick)
+    return rows
+
+
+async def no_connection(quick: bool) -> list[Row]:
     calls = 60 if quick else 300
     samples: dict[str, list[float]] = {name: [] for name in SETUPS}
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:
@@ -68,7 +99,7 @@ async def run(quick: bool) -> list[Row]:
         subprocess.run(["git", "init", "-q", str(root)], check=True)
         clients = {name: await start(root, Path(tmp), s) for name, s in SETUPS.items()}
         try:
-            engines = {"off": "none", "sandboxed": "landlock", "network deny": "landlock"}
+            engines = {name: "landlock" for name in SETUPS} | {"off": "none"}
             for name, client in clients.items():  # warm-up: the supervisor, the caches
                 for _ in range(10):
                     await call(client, engines[name])
@@ -81,7 +112,7 @@ async def run(quick: bool) -> list[Row]:
                 await client.close()
     off = median(samples["off"])
     rows = []
-    for name in ("sandboxed", "network deny"):
+    for name in ("sandboxed", "network deny", "network domains"):
         ours = median(samples[name])
         added = ours - off
         log(f"sandbox cost: {name} {fmt_time(ours)}, off {fmt_time(off)}")
@@ -96,4 +127,98 @@ async def run(quick: bool) -> list[Row]:
                 "sandbox.mode off, same run",
             )
         )
+    base, ours = median(samples["sandboxed"]), median(samples["network domains"])
+    rows.append(
+        Row(
+            "bash `true`, network domains vs open network",
+            ours,
+            base,
+            f"adds ≤ {DOMAINS_TARGET_MS:g} ms",
+            (ours - base) * 1000 <= DOMAINS_TARGET_MS,
+            note=f"median of {calls}; adds {fmt_time(ours - base)} to the default sandbox "
+            "(network open), same run",
+        )
+    )
     return rows
+
+
+class _Big(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    body = b"x" * DOWNLOAD_BYTES
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def big_server() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Big)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def fetch(client: RpcClient, url: str) -> tuple[float, float]:
+    """(curl's own time_total, the whole bash call) for one download of ``url``."""
+    command = f"curl -sS -o /dev/null -w '%{{size_download}} %{{time_total}}' {url}"
+    start_time = now()
+    result = await execute(client, "bash", {"command": command, "description": "Download"})
+    took = now() - start_time
+    size, total = result["output"].split()[:2]
+    assert int(size) == DOWNLOAD_BYTES, result["output"]
+    return float(total), took
+
+
+async def download(quick: bool) -> list[Row]:
+    calls = 10 if quick else 40
+    curl_times: dict[str, list[float]] = {"open": [], "proxy": []}
+    call_times: dict[str, list[float]] = {"open": [], "proxy": []}
+    with tempfile.TemporaryDirectory(prefix="bench-download-") as tmp, big_server() as port:
+        root = Path(tmp) / "project"
+        root.mkdir()
+        lists = {"network": {"allow": [NAME, f"127.0.0.1:{port}"]}}
+        names = {"TOOLHOST_NETWORK_HOSTS": f"{NAME}=127.0.0.1"}
+        clients = {
+            "open": await start(root, Path(tmp), {}),
+            "proxy": await start(root, Path(tmp), lists, names),
+        }
+        urls = {"open": f"http://127.0.0.1:{port}/big", "proxy": f"http://{NAME}:{port}/big"}
+        try:
+            for name, client in clients.items():  # warm-up
+                for _ in range(3):
+                    await fetch(client, urls[name])
+            for _ in range(calls):
+                for name, client in clients.items():
+                    total, took = await fetch(client, urls[name])
+                    curl_times[name].append(total)
+                    call_times[name].append(took)
+        finally:
+            for client in clients.values():
+                await client.close()
+    ours, base = median(curl_times["proxy"]), median(curl_times["open"])
+    log(f"download: proxy {fmt_time(ours)}, open {fmt_time(base)} (curl's time_total)")
+    whole = median(call_times["proxy"]) / median(call_times["open"])
+    return [
+        Row(
+            "10 MB download, through the proxy vs open network",
+            ours,
+            base,
+            f"≤ {DOWNLOAD_TARGET:g}x",
+            ours <= base * DOWNLOAD_TARGET,
+            note=f"curl's time_total, median of {calls}, alternating; the whole bash call "
+            f"{fmt_time(median(call_times['proxy']))} vs "
+            f"{fmt_time(median(call_times['open']))} ({whole:.2f}x)",
+        )
+    ]

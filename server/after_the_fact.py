@@ -15,7 +15,6 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Protocol
 
-from tools.checkpoints import review as review_files
 from tools.errors import ToolError
 
 if TYPE_CHECKING:
@@ -75,6 +74,10 @@ async def review(
     """Ask ``asker`` about the checkpoint's outside changes and apply the answer:
     ``{kept, undone, partly, skipped}``, or None when there were none or nobody could be
     asked (then they stay listed, and are undone with their turn)."""
+    # Imported here, at a turn's end: with the diff and the hunks behind it, it is not
+    # for a sidecar's start.
+    from tools.checkpoints import review as review_files
+
     files = await asyncio.to_thread(review_files.files_of, checkpoints, checkpoint)
     if not files:
         return None

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,14 +69,48 @@ _OWN_MODULE_COMMANDS = {
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """Every command, with the options of the one ``argv`` runs: the others' are never
+    parsed, and argparse builds a help formatter for each option it is given."""
     parser = argparse.ArgumentParser(
-        prog="toolhost", description="OpenCode's agent tools as an editor sidecar."
+        prog="toolhost",
+        description="OpenCode's agent tools as an editor sidecar.",
+        formatter_class=_help_formatter,
     )
-    # An explicit prog keeps argparse from building a help formatter (and importing
-    # shutil) on every start.
+    # An explicit prog keeps argparse from building a help formatter on every start.
     commands = parser.add_subparsers(dest="command", required=True, prog="toolhost")
+    chosen = next((word for word in argv if not word.startswith("-")), None)
+    for name, summary in _COMMANDS.items():
+        command = commands.add_parser(name, help=summary, formatter_class=_help_formatter)
+        if name == chosen:
+            _OPTIONS[name](command)
+    # These commands' options live in their own modules (setup's pull in a TOML library).
+    for name, (module, summary) in _OWN_MODULE_COMMANDS.items():
+        command = commands.add_parser(name, help=summary, formatter_class=_help_formatter)
+        if name == chosen:
+            import importlib
 
-    serve = commands.add_parser("serve", help="serve the tools over JSON-RPC (stdio by default)")
+            importlib.import_module(module).add_arguments(command)
+    return parser
+
+
+def _help_formatter(prog: str) -> argparse.HelpFormatter:
+    """argparse's own formatter, as wide as the terminal, found as ``shutil`` finds it
+    without importing it (and lzma and bz2 with it): argparse makes a formatter for every
+    option it is given, to check its metavar."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return argparse.HelpFormatter(prog, width=columns - 2)
+
+
+def _serve_options(serve: argparse.ArgumentParser) -> None:
     where = serve.add_mutually_exclusive_group()
     # vscode-languageclient appends --stdio to the server's command line.
     where.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
@@ -92,7 +127,8 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     _trusted_flag(serve)
 
-    listing = commands.add_parser("list", help="print the tools a model is offered")
+
+def _list_options(listing: argparse.ArgumentParser) -> None:
     listing.add_argument("--model", metavar="PROVIDER/MODEL", help="filter for this model")
     listing.add_argument(
         "--agent",
@@ -104,7 +140,8 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     listing.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
     _trusted_flag(listing)
 
-    run = commands.add_parser("run", help="run one tool and print its output")
+
+def _run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("tool", help="tool id, e.g. read")
     run.add_argument("args", help="the tool's arguments as a JSON object")
     run.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
@@ -112,25 +149,31 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     run.add_argument("--yes", action="store_true", help="approve every permission ask")
     _trusted_flag(run)
 
-    trusting = commands.add_parser(
-        "trust", help="trust a folder's own config and tool files (until one changes)"
-    )
+
+def _trust_options(trusting: argparse.ArgumentParser) -> None:
     trusting.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
     trusting.add_argument("--revoke", action="store_true", help="forget the folder instead")
 
-    doctor = commands.add_parser("doctor", help="check what works here (the sandbox first)")
+
+def _doctor_options(doctor: argparse.ArgumentParser) -> None:
     doctor.add_argument("--json", action="store_true", help="print {checks: [{name, ok, detail}]}")
     doctor.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR")
-    # These commands' options live in their own modules (setup's pull in a TOML library):
-    # only the command being run imports its module, so `list` and `serve` start lighter.
-    chosen = next((word for word in argv if not word.startswith("-")), None)
-    for name, (module, summary) in _OWN_MODULE_COMMANDS.items():
-        command = commands.add_parser(name, help=summary)
-        if name == chosen:
-            import importlib
 
-            importlib.import_module(module).add_arguments(command)
-    return parser
+
+_COMMANDS = {
+    "serve": "serve the tools over JSON-RPC (stdio by default)",
+    "list": "print the tools a model is offered",
+    "run": "run one tool and print its output",
+    "trust": "trust a folder's own config and tool files (until one changes)",
+    "doctor": "check what works here (the sandbox first)",
+}
+_OPTIONS = {
+    "serve": _serve_options,
+    "list": _list_options,
+    "run": _run_options,
+    "trust": _trust_options,
+    "doctor": _doctor_options,
+}
 
 
 def _trusted_flag(command: argparse.ArgumentParser) -> None:

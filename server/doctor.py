@@ -186,6 +186,19 @@ def kernel(doctor: Doctor) -> Iterator[Check]:
         if net
         else "sandbox.network: deny cannot be enforced on this machine",
     )
+    domains = support.netns and (abi >= landlock.MIN_ABI or bool(support.bwrap))
+    why = "; ".join(notes) or (
+        "neither Landlock nor bubblewrap works" if support.netns else "no network namespace"
+    )
+    yield Check(
+        "network by domain",
+        domains,
+        "sandbox.network's domain lists are enforced: a network namespace whose only way "
+        "out is toolhost's proxy"
+        if domains
+        else f"sandbox.network's domain lists cannot be enforced here ({why}): commands "
+        "with them get no network at all, and sandbox.mode: required refuses them",
+    )
     if support.bwrap:
         yield Check("bubblewrap", True, f"{support.bwrap} works (the engine without Landlock)")
     else:

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from tools.builtin import BUILTIN_ORDER
+from tools.builtin import listed as listed_when
 from tools.builtin.lazy import LazyBuiltin, builtin_tools, loaded_builtin
+from tools.host import ToolHost
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -65,10 +67,27 @@ def test_listing_and_running_read_imports_no_other_tool() -> None:
     # Not even the invalid tool, until a call needs it (``lazy`` is the catalogue itself).
     assert builtins.split() == ["lazy", "read"]
     assert heavy == ""
-    # tools/list asks the conditional tools (task, websearch) whether they are offered, and
-    # skill describes itself; none of them brings the HTTP stack, YAML or pydantic along.
-    assert listed.split() == ["lazy", "read", "skill", "task", "websearch"]
+    # tools/list asks whether the conditional tools (task, websearch) are offered without
+    # importing them (tools.builtin.listed), and skill describes itself; nothing brings the
+    # HTTP stack, YAML or pydantic along.
+    assert listed.split() == ["lazy", "listed", "read", "skill"]
     assert heavy_listed == ""
+
+
+@pytest.mark.parametrize("tool_id", BUILTIN_ORDER)
+def test_a_conditional_builtin_is_listed_by_its_own_check(tool_id: str) -> None:
+    (lazy,) = [tool for tool in builtin_tools() if tool.id == tool_id]
+    real = loaded_builtin(tool_id)
+    own = getattr(listed_when, tool_id, None)
+    assert real.available is own  # the module's own check is the one listed_when holds
+    if own is None:
+        assert lazy.available is None
+        return
+    # The catalogue asks that check, without the module.
+    assert lazy.available is not None
+    host = ToolHost(REPO)
+    for capabilities in (frozenset(), frozenset({"task"})):
+        assert lazy.available(host, capabilities) == own(host, capabilities)
 
 
 def test_no_built_in_tool_module_imports_pydantic() -> None:

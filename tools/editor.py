@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tools.errors import ToolError
-from tools.fsio import atomic_write
 from tools.permission.asks import PermissionReply, PermissionRequest, headless_rejection
 
 if TYPE_CHECKING:
@@ -133,6 +132,8 @@ class EditorBridge:
         Either way, when this returns the disk holds the new content; an editor that
         saved something else (a format-on-save) sets ``prepared.note``.
         """
+        from tools.fsio.text import atomic_write  # with ctypes: not for a listing
+
         change = prepared.change
         real = ctx.real(change.path)  # where the path was checked to be
         await ctx.run_blocking(
@@ -147,6 +148,8 @@ class EditorBridge:
         The disk gets ``disk_before`` again (None: the file did not exist).  Not run
         in a worker thread: it also runs while a cancelled call winds down.
         """
+        from tools.fsio.text import atomic_write
+
         path = prepared.change.path
         if disk_before is None:
             with contextlib.suppress(FileNotFoundError):

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from tools.agents.catalog import Agent, agents_from_config
 from tools.agents.policy import ChildPolicy
-from tools.checkpoints.turns import Checkpoints
 from tools.config.effective import DEFAULT_SUBAGENT_DEPTH, Config
 from tools.config.saved import ConfigRuleStore
 from tools.context import ToolContext
@@ -36,13 +35,13 @@ from tools.permission.rules import (
 from tools.permission.service import PermissionService
 from tools.registry import Registry
 from tools.result import ToolResult
-from tools.session import Session, Sessions
 from tools.tool import Caller, Tool
 from tools.truncation import output_dir
 
 if TYPE_CHECKING:
     from tools.agents.children import Child
-    from tools.checkpoints.turns import Turn
+    from tools.checkpoints.turns import Checkpoints, Turn
+    from tools.session import Session, Sessions
 
 # Denied in every child session unless its agent names them in its own rules.
 CHILD_DENIED_UNLESS_DECLARED = ("todowrite", "todoread", "task")
@@ -76,20 +75,13 @@ class ToolHost:
         self.directory = Path(os.path.abspath(directory)) if directory else self.worktree
         self.config = config or Config()
         self.registry = Registry(builtin_tools() if tools is None else tools, invalid_tool)
-        self.sessions = Sessions(read_before_write=read_before_write)
+        self._read_before_write = read_before_write
+        self._track_outside = track_outside
         self._rules_cache: dict[str, Ruleset] = {}
         # The editor's defaults (initializationOptions.permissionDefaults): beneath the
         # agent's rules and every config file, above OpenCode's built-in defaults.
         self.permission_defaults: Ruleset = list(permission_defaults or [])
         self.children: dict[str, Child] = {}  # the sessions task started, by session id
-        # Every turn's changes, kept to be undone (tools.checkpoints); ``track_outside``:
-        # also scan for changes made beside toolhost (a long-lived sidecar only).
-        self.checkpoints = Checkpoints(
-            self.worktree,
-            lambda: [str(self.directory), *self.config.allowed_dirs],
-            outside_changes=track_outside,
-        )
-        self.checkpoints.configure(self.config.checkpoints)
         rules = ConfigRuleStore(self.worktree, lambda path: self.checkpoints.wrote([path]))
         self.permissions = PermissionService(self._rules_for, rules)
         # Nothing is read until reload_custom(): construction stays cheap.  An untrusted
@@ -97,6 +89,30 @@ class ToolHost:
         self.custom = CustomTools(self.directory, self.worktree, project=trusted)
         if load_custom:
             self.reload_custom()
+
+    # The sessions and the checkpoints are made on first use: a listing (``toolhost
+    # list``, ``tools/list``) needs neither, nor the modules behind them (orjson and uuid,
+    # subprocess, datetime...).
+
+    @functools.cached_property
+    def sessions(self) -> Sessions:
+        from tools.session import Sessions
+
+        return Sessions(read_before_write=self._read_before_write)
+
+    @functools.cached_property
+    def checkpoints(self) -> Checkpoints:
+        """Every turn's changes, kept to be undone (tools.checkpoints); ``track_outside``:
+        also scanning for changes made beside toolhost (a long-lived sidecar only)."""
+        from tools.checkpoints.turns import Checkpoints
+
+        checkpoints = Checkpoints(
+            self.worktree,
+            lambda: [str(self.directory), *self.config.allowed_dirs],
+            outside_changes=self._track_outside,
+        )
+        checkpoints.configure(self.config.checkpoints)
+        return checkpoints
 
     def reload_custom(self) -> bool:
         """Rescan custom tool files and plugins; True when the catalogue changed.
@@ -144,7 +160,8 @@ class ToolHost:
 
     def set_config(self, config: Config) -> None:
         self.config = config
-        self.checkpoints.configure(config.checkpoints)
+        if "checkpoints" in self.__dict__:  # else made with this config when first used
+            self.checkpoints.configure(config.checkpoints)
         self._rules_cache.clear()
         self.__dict__.pop("agents", None)
 

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import platformdirs
-
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
 RETENTION_SECONDS = 7 * 24 * 3600
@@ -28,7 +26,11 @@ _last_cleanup = 0.0
 def data_dir() -> Path:
     """toolhost's data dir (``TOOLHOST_DATA_DIR`` overrides, for tests and sandboxes)."""
     override = os.environ.get("TOOLHOST_DATA_DIR")
-    return Path(override) if override else Path(platformdirs.user_data_dir("toolhost"))
+    if override:
+        return Path(override)
+    import platformdirs  # with tempfile and random: imported only when it is asked
+
+    return Path(platformdirs.user_data_dir("toolhost"))
 
 
 def output_dir() -> Path:

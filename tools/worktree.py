@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tools.changes import journal
-from tools.checkpoints import restore as checkpoint_restore
 from tools.config.errors import ConfigProblem
 from tools.config.files import LoadedConfig, config_paths, load_config
 from tools.config.merge import merge
@@ -23,6 +21,7 @@ from tools.custom.discovery import TOOL_SUFFIXES
 from tools.custom.loader import LoadProblem
 from tools.host import ToolHost
 from tools.permission.trust import Trust, project_files
+from tools.truncation import data_dir
 
 log = logging.getLogger("toolhost.worktree")
 
@@ -59,12 +58,29 @@ def recover_interrupted_changes() -> list[str]:
     """Roll back file changes a killed toolhost left half done (``tools.changes.journal``).
 
     Run once at every start, before any tool; one line per file put back or left alone.
+    The two recoveries' modules are imported only when a journal of theirs was left:
+    nearly every start finds none, and importing them was a sixteenth of ``toolhost list``.
     """
     try:
-        return journal.recover() + checkpoint_restore.recover()
+        report: list[str] = []
+        if _left_behind(data_dir() / "journal", "*"):  # tools.changes.journal.journal_root
+            from tools.changes import journal
+
+            report += journal.recover()
+        # tools.checkpoints.store.checkpoints_root, a store, a checkpoint, restore.JOURNAL
+        if _left_behind(data_dir() / "checkpoints", "*/*/restore.json"):
+            from tools.checkpoints import restore
+
+            report += restore.recover()
+        return report
     except Exception as error:  # recovery must never keep toolhost from starting
         log.exception("recovering interrupted changes failed")
         return [f"could not recover interrupted changes ({error})"]
+
+
+def _left_behind(folder: Path, pattern: str) -> bool:
+    """True when something in ``folder`` matches ``pattern``."""
+    return next(folder.glob(pattern), None) is not None
 
 
 def open_worktree(

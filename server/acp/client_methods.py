@@ -33,6 +33,15 @@ METHODS = frozenset(
 )
 # Long enough for a build or a test run started from an agent's terminal.
 TERMINAL_TIMEOUT_MS = 60 * 60 * 1000
+# OpenCode (1.18) sends fs/write_text_file only after its own edit permission was
+# granted, without waiting for the answer, and then writes the file itself all the same:
+# a review of it could not stop the write, so there is none (the turn's after-the-fact
+# review shows OpenCode's change instead).
+ECHOED_WRITE = (
+    "toolhost acp does not apply this fs/write_text_file: {agent} writes the file itself "
+    "after its own permission, whatever the answer; toolhost reviews the change when the "
+    "turn ends."
+)
 
 
 def _string(params: dict[str, Any], name: str) -> str:
@@ -68,7 +77,10 @@ class Terminal:
 
 
 class ClientMethods:
-    def __init__(self) -> None:
+    def __init__(self, *, echoed_writes_of: str | None = None) -> None:
+        """``echoed_writes_of``: the agent whose ``fs/write_text_file`` only echoes a
+        write it makes itself (OpenCode), declined without a review."""
+        self.echoed_writes_of = echoed_writes_of
         self.terminals: dict[str, Terminal] = {}
         self._ids = itertools.count(1)
 
@@ -78,6 +90,8 @@ class ClientMethods:
         if method == "fs/read_text_file":
             return await self.read(params, link)
         if method == "fs/write_text_file":
+            if self.echoed_writes_of:
+                raise AcpError(INTERNAL_ERROR, ECHOED_WRITE.format(agent=self.echoed_writes_of))
             return await self.write(params, link)
         if method == "terminal/create":
             return self.create(params, link)
@@ -108,7 +122,10 @@ class ClientMethods:
         path = _absolute(params)
         text = await link.read_text(path)
         if text is None:
-            raise AcpError(-32002, f"{path} does not exist or is not a text file")
+            # ACP's "resource not found" (the SDKs' and Zed's words)
+            raise AcpError(
+                -32002, f"Resource not found: {path} (no such text file)", {"uri": str(path)}
+            )
         line, limit = params.get("line"), params.get("limit")
         if isinstance(line, int) or isinstance(limit, int):
             lines = text.splitlines(keepends=True)

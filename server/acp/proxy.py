@@ -40,6 +40,7 @@ from server.acp.agents import Agent
 from server.acp.client_methods import METHODS, ClientMethods
 from server.acp.reaper import Reaper, end_group
 from server.acp.relay import SessionLink
+from server.acp.startlock import StartLock
 from server.acp.upstream import OwnSidecar
 from server.acp.wire import (
     INTERNAL_ERROR,
@@ -89,16 +90,19 @@ class Proxy:
         self.awaiting: dict[Any, SessionLink] = {}  # a session request's id -> its link
         self.prompts: dict[Any, tuple[SessionLink, asyncio.Task[str | None]]] = {}
         self.sidecars: dict[Path, asyncio.Task[OwnSidecar]] = {}
-        self.methods = ClientMethods()
+        echoes = "OpenCode" if agent.kind == "opencode" else None
+        self.methods = ClientMethods(echoed_writes_of=echoes)
         self.queue: asyncio.Queue[Message] = asyncio.Queue()
         self.tasks: set[asyncio.Task[Any]] = set()
         self.landed_ids = itertools.count(1)
+        self.start_lock = StartLock(agent.argv, {**os.environ, **agent.env})
 
     # -- running -----------------------------------------------------------------
 
     async def run(self) -> int:
         reader, writer = await stdio_streams()
         self.client = LinePeer("ACP client", reader, writer, self.queue.put_nowait)
+        await self.start_lock.acquire(self.start_timeout)  # until it answers initialize
         try:
             self.process = await asyncio.create_subprocess_exec(
                 *self.agent.argv,
@@ -137,6 +141,7 @@ class Proxy:
         assert self.child is not None and self.process is not None
         await self.child.run()
         code = await self.process.wait()
+        self.start_lock.release()
         tail = self.stderr_tail.decode(errors="replace").strip()
         words = f"The agent ({' '.join(self.agent.argv)}) exited with status {code}"
         message = f"{words}: {tail[-1500:]}" if tail else f"{words}."
@@ -154,6 +159,7 @@ class Proxy:
                 sys.stderr.buffer.flush()
 
     async def _shutdown(self) -> None:
+        self.start_lock.release()
         self.methods.close()
         if self.process is not None:
             if self.process.returncode is None:
@@ -329,6 +335,8 @@ class Proxy:
         made outside toolhost were reviewed (the client's review belongs to the prompt)."""
         assert self.client is not None
         client = self.client
+        if method == "initialize":
+            self.start_lock.release()  # it has set itself up: the next start may go
         result = message.get("result")
         link = self.awaiting.pop(msg_id, None)
         if link is not None and isinstance(result, dict):

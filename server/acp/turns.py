@@ -1,7 +1,7 @@
 """ACP prompts as toolhost's turns (issue 26).
 
 Every ``session/prompt`` the proxy relays is one turn of the agent.  ``begin`` sends
-``turn/begin {sessionID, turnID, title}`` as a request on the session's own attach
+``turn/begin {sessionID, turnID, title, since}`` as a request on the session's own attach
 connection (``server.attach.turns``), answered once the sidecar's first scan of the
 turn is done; the proxy relays the prompt after that (at most ``BEGIN_SECONDS``), so a
 file the agent's own tool writes at once is still seen as changed.  While the turn is
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from typing import Any
 
 from server.acp.relay import SessionLink
@@ -44,7 +45,14 @@ async def begin(link: SessionLink, title: str) -> str | None:
     """Mark the start of a turn; its id, or None when the sidecar has no turns."""
     turn_id = f"turn_{secrets.token_hex(8)}"
     link.turn_id = turn_id  # the calls that follow carry it, even before the answer
-    params = {"sessionID": link.toolhost_session, "turnID": turn_id, "title": title}
+    # ``since``: the agent may start before the sidecar hears of the turn (it is busy,
+    # or still starting): what changes from now on is the turn's.
+    params = {
+        "sessionID": link.toolhost_session,
+        "turnID": turn_id,
+        "title": title,
+        "since": time.time(),
+    }
     if await _send(link, "turn/begin", params) is None:
         link.turn_id = None
         return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from typing import TYPE_CHECKING, Any
 
 from server import after_the_fact
@@ -56,6 +57,15 @@ def _turn_params(params: Any, session: str) -> tuple[str, str, str]:
     return merged["sessionID"], turn, title if isinstance(title, str) else ""
 
 
+def _since(params: Any) -> float | None:
+    """``since``: when the caller's prompt arrived (s since the epoch, this machine's
+    clock), so a turn the sidecar hears of late still owns what changed from then."""
+    since = params.get("since") if isinstance(params, dict) else None
+    if isinstance(since, bool) or not isinstance(since, int | float):
+        return None
+    return float(since) if math.isfinite(since) else None
+
+
 def begin_now(server: ToolhostServer, params: Any, session: str) -> None:
     """``turn/begin`` as a notification: begun at once."""
     try:
@@ -63,14 +73,14 @@ def begin_now(server: ToolhostServer, params: Any, session: str) -> None:
     except RpcError as error:
         log.warning("%s; ignored", error.message)
         return
-    server.state.host.checkpoints.begin(session_id, turn_id, title)
+    server.state.host.checkpoints.begin(session_id, turn_id, title, since=_since(params))
 
 
 async def begin(server: ToolhostServer, params: Any, session: str) -> dict[str, Any]:
     """``turn/begin`` as a request: ``{turnID, watching}`` once the first scan is done
     (``watching`` false: outside changes go unseen, e.g. the config turned them off)."""
     session_id, turn_id, title = _turn_params(params, session)
-    turn = server.state.host.checkpoints.begin(session_id, turn_id, title)
+    turn = server.state.host.checkpoints.begin(session_id, turn_id, title, since=_since(params))
     scan = turn._scan
     if scan is not None:
         await asyncio.to_thread(scan.join)

@@ -198,3 +198,17 @@ def readme_agent(name: str, binary: Path) -> list[str]:
     assert words[:3] == ["toolhost", "acp", "--"], words
     assert Path(words[3]).name == binary.name, (words, binary)
     return [str(binary), *words[4:]]
+
+
+def zed_agent(binary: Path) -> list[str]:
+    """The agent's command line from the README's Zed ``agent_servers`` snippet (the
+    ``toolhost acp -- AGENT …`` Zed would start), its program replaced by ``binary``."""
+    import json
+
+    from tests.readme_snippets import snippet
+
+    [entry] = json.loads(snippet("zed-acp"))["agent_servers"].values()
+    assert entry["type"] == "custom" and entry["command"] == "toolhost", entry
+    args = entry["args"]
+    assert args[:2] == ["acp", "--"] and Path(args[2]).name == binary.name, args
+    return [str(binary), *args[3:]]

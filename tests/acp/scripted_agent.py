@@ -18,7 +18,10 @@ capabilities), and takes each ``session/prompt``'s text as a JSON list of steps:
 Each step's result (or error) is reported as an ``agent_message_chunk`` whose text is
 JSON ``{"step": i, "result": ...}``, and the prompt ends with ``end_turn``.
 ``SCRIPTED_AGENT_LOG`` names a file that gets one JSON line per message received.
-With ``SCRIPTED_AGENT_STAYS`` set it does not exit when its stdin closes (as codex-acp).
+``SCRIPTED_AGENT_SETUP`` names the state file a first start makes (as OpenCode makes its
+database): while one start makes it (a second), another start at the same time exits 1
+with "database is locked". With ``SCRIPTED_AGENT_STAYS`` set it does not exit when its
+stdin closes (as codex-acp).
 """
 
 from __future__ import annotations
@@ -38,6 +41,25 @@ if os.environ.get("SCRIPTED_AGENT_HANG_AT_START"):
     import time
 
     time.sleep(3600)
+
+
+def set_up(state: str) -> None:
+    """A first start's setup, which two starts at once break."""
+    import fcntl
+    import time
+
+    if os.path.exists(state):
+        return
+    with open(state + ".lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("Error: database is locked", file=sys.stderr)
+            sys.exit(1)
+        time.sleep(1)
+        if not os.path.exists(state):
+            with open(state, "w") as made:
+                made.write("set up\n")
 
 
 class Agent:
@@ -62,6 +84,8 @@ class Agent:
         return await future
 
     async def run(self) -> None:
+        if os.environ.get("SCRIPTED_AGENT_SETUP"):
+            set_up(os.environ["SCRIPTED_AGENT_SETUP"])
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

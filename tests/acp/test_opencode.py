@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of
+from tests.acp.client import PATCH, AcpClient, proxy, readme_agent, stderr_of, zed_agent
 from tests.acp.schema import validate_sent
 from tests.mcp.helpers import npm_install
 from tests.mcp.test_opencode import HOME, OPENCODE, VERSION, opencode_env
@@ -65,13 +65,17 @@ def configured_home(tmp_path: Path, model: ScriptedModel) -> Path:
 
 
 async def prompt_opencode(
-    opencode: Path, project: Path, tmp_path: Path, model: ScriptedModel, **options: Any
+    opencode: Path,
+    project: Path,
+    tmp_path: Path,
+    model: ScriptedModel,
+    agent: list[str] | None = None,
+    **options: Any,
 ) -> AcpClient:
     env = opencode_env(project, configured_home(tmp_path, model))
     flags = ("--model", "openai/gpt-5")
-    async with proxy(
-        readme_agent("acp-opencode", opencode), project, env, tmp_path, options=flags, **options
-    ) as client:
+    command = agent or readme_agent("acp-opencode", opencode)
+    async with proxy(command, project, env, tmp_path, options=flags, **options) as client:
         await client.initialize()
         session = await client.new_session(project)
         answer = await client.prompt(session, "Change x and add y")
@@ -122,9 +126,10 @@ async def test_opencode_offers_only_toolhost_and_every_change_is_reviewed(
 async def test_a_rejected_change_leaves_the_disk_and_the_model_reads_why(
     opencode: Path, model: ScriptedModel, project: Path, tmp_path: Path
 ) -> None:
+    """Run as the README's Zed ``agent_servers`` entry starts it."""
     model.steps = [ToolCall("toolhost_apply_patch", {"patchText": PATCH}), Reply("Understood.")]
     client = await prompt_opencode(
-        opencode, project, tmp_path, model, choose=lambda params: "reject_once"
+        opencode, project, tmp_path, model, zed_agent(opencode), choose=lambda _: "reject_once"
     )
     assert len(client.permission_requests) == 1
     assert (project / "a.py").read_text() == "x = 1\n"

@@ -112,6 +112,17 @@ function T.read(path)
   return content
 end
 
+---The README's Lua snippet NAME (the block after `<!-- snippet: NAME -->`), evaluated as
+---the fields of a table: what a user pastes into their plugin's setup.
+---@param name string
+---@return table
+function T.readme_snippet(name)
+  local readme = assert(T.read(T.repo .. "/README.md"), "README.md not found")
+  local code = readme:match("<!%-%- snippet: " .. vim.pesc(name) .. " %-%->\n```lua\n(.-)\n```")
+  assert(code, "README.md has no Lua snippet " .. name)
+  return assert(load("return {\n" .. code .. "\n}", "README snippet " .. name))()
+end
+
 function T.buf_text(buf)
   return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
 end

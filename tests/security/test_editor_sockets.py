@@ -35,8 +35,10 @@ OLD_HIDDEN = tuple(p for p in sandbox_settings.DEFAULT_HIDDEN if not p.startswit
 
 
 def old_list(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only $XDG_RUNTIME_DIR's editor sockets are hidden, as before."""
+    """Only $XDG_RUNTIME_DIR's editor sockets are hidden, as before (and no listening
+    socket is hidden for being this user's: ``listening_sockets``)."""
     monkeypatch.setattr(sandbox_settings, "DEFAULT_HIDDEN", OLD_HIDDEN)
+    monkeypatch.setattr(sandbox_settings, "listening_sockets", lambda writable: [])
 
 
 @pytest.fixture

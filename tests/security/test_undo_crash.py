@@ -162,7 +162,13 @@ def test_every_kill_is_finished_by_the_next_start(turn: Any, worktree: Path) -> 
     assert finished > 0
 
 
-def test_the_next_toolhost_start_finishes_a_killed_undo(turn: Any, worktree: Path) -> None:
+# `toolhost undo` runs the restore's recovery itself; every other command (serve too)
+# through tools.worktree.recover_interrupted_changes, which imports it only when a restore
+# journal was left behind.
+@pytest.mark.parametrize("command", [["undo", "--list"], ["list"]])
+def test_the_next_toolhost_start_finishes_a_killed_undo(
+    turn: Any, worktree: Path, command: list[str]
+) -> None:
     import subprocess
 
     host, checkpoint, was, done = turn
@@ -176,7 +182,7 @@ def test_the_next_toolhost_start_finishes_a_killed_undo(turn: Any, worktree: Pat
     assert list(host.checkpoints.store.glob(f"*/{restore.JOURNAL}"))
     # `toolhost undo` starts as every toolhost does: with the recovery (serve too).
     listed = subprocess.run(
-        [str(TOOLHOST), "undo", "--list", "--cwd", str(worktree)],
+        [str(TOOLHOST), *command, "--cwd", str(worktree)],
         capture_output=True,
         text=True,
         env=server_env(Path(os.environ["TOOLHOST_DATA_DIR"])),

@@ -33,12 +33,21 @@ TOOLHOST = Path(sys.executable).with_name("toolhost")
 DONE = "Nothing to do."
 
 
-def setup_agent(agent: str, home: Path, env: dict[str, str] | None = None) -> str:
-    """The README's ``toolhost setup AGENT`` line, run as written (this checkout's toolhost)."""
-    words = shlex.split(snippet(f"setup-{agent}"))
-    assert words[:2] == ["toolhost", "setup"], words
+def setup_agent(
+    agent: str,
+    home: Path,
+    env: dict[str, str] | None = None,
+    *,
+    name: str | None = None,
+    cwd: Path | None = None,
+) -> str:
+    """The README's ``toolhost setup AGENT`` line (or its snippet ``name``), run as written
+    (this checkout's toolhost) in ``cwd``."""
+    words = shlex.split(snippet(name or f"setup-{agent}"))
+    assert words[:3] == ["toolhost", "setup", agent], words
     done = subprocess.run(
         [str(TOOLHOST), *words[1:]],
+        cwd=cwd,
         env={
             **os.environ,
             "HOME": str(home),
@@ -174,3 +183,23 @@ def test_gemini_cli_offers_toolhost_and_not_its_own_edit_write_or_shell(
     assert {"mcp_toolhost_edit", "mcp_toolhost_write", "mcp_toolhost_bash"} <= offered, offered
     assert "mcp_toolhost_glob" in offered, sorted(offered)  # not taken by Gemini's own glob
     assert not offered & own, sorted(offered)
+
+
+def test_gemini_cli_set_up_for_the_project_offers_toolhost_there(
+    gemini: Path, home: Path, project: Path
+) -> None:
+    """``toolhost setup gemini --project`` writes the folder's ``.gemini/settings.json``
+    (the user's own settings untouched); Gemini CLI run in the folder offers toolhost's
+    tools and not its own edit, write or shell."""
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    mine = json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+    settings.write_text(mine)
+    setup_agent("gemini", home, name="setup-gemini-project", cwd=project)
+    assert settings.read_text() == mine
+    assert "mcp_toolhost" not in mine and (project / ".gemini" / "settings.json").exists()
+    for model in serve_gemini(ScriptedGemini([Reply(DONE)])):
+        run_gemini(gemini, home, project, model)
+        offered = set(declared_functions(model.requests[0]))
+    assert {"mcp_toolhost_edit", "mcp_toolhost_write", "mcp_toolhost_bash"} <= offered, offered
+    assert not offered & {"run_shell_command", "write_file", "replace", "read_file"}, offered

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import threading
 import time
 from pathlib import Path
 
-from tools.checkpoints import turns
+import pytest
+
+from tools.checkpoints import outside, turns
 from tools.config.opencode import read_opencode
 from tools.host import ToolHost
 
@@ -83,3 +87,69 @@ def test_an_empty_worktrees_first_turn_sees_a_file_made_outside(worktree: Path) 
     (entry,) = host.checkpoints.entries("ses")
     assert [(f["path"], f["action"]) for f in entry["outside"]] == [("made.txt", "created")]
     assert host.checkpoints.end("ses", "t1") is None  # ended already
+
+
+def test_a_change_made_before_the_first_scan_reached_it_is_still_found(
+    worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under load the first scan can reach a file after the agent changed it (a prompt
+    waits for the scan only so long): the change must not be taken as the start."""
+    (worktree / "edited.txt").write_text("before\n")
+    (worktree / "touched.txt").write_text("same\n")
+    (worktree / "gone.txt").write_text("removed in the turn\n")
+    (worktree / "old").mkdir()
+    (worktree / "old" / "earlier.txt").write_text("removed before the turn\n")
+    host = ToolHost(worktree, track_outside=True)
+    warm = host.checkpoints.begin("ses", "t0", "")  # a scan of the files as they are
+    assert warm._scan is not None
+    warm._scan.join()
+    host.checkpoints.end("ses", "t0", offer=False)
+    (worktree / "old" / "earlier.txt").unlink()  # between the turns
+    time.sleep(0.05)  # more than a clock tick before the turn begins
+
+    listing = outside.list_files
+    reached = threading.Event()
+
+    def late_listing(folder: Path) -> list[str]:
+        reached.wait(10)  # the agent writes first
+        return listing(folder)
+
+    monkeypatch.setattr(outside, "list_files", late_listing)
+    turn = host.checkpoints.begin("ses", "t1", "")
+    (worktree / "edited.txt").write_text("after\n")
+    (worktree / "made.txt").write_text("new\n")
+    (worktree / "gone.txt").unlink()
+    os.link(worktree / "touched.txt", worktree / ".touched-link")  # its ctime only
+    (worktree / ".touched-link").unlink()
+    reached.set()
+    assert turn._scan is not None
+    turn._scan.join()
+    monkeypatch.setattr(outside, "list_files", listing)
+    assert host.checkpoints.end("ses", "t1", offer=False) is not None
+    (entry,) = [e for e in host.checkpoints.entries("ses") if e["turnID"] == "t1"]
+    found = {f["path"]: (f["action"], f.get("undoable", True)) for f in entry["outside"]}
+    # Created in the turn: absent at its start, so undo may remove it. Changed in it:
+    # what it held before is not known, so it is listed to keep, never undone wrongly.
+    assert found == {
+        "made.txt": ("created", True),
+        "edited.txt": ("modified", False),
+        "gone.txt": ("deleted", False),
+    }
+
+
+def test_a_turn_heard_of_late_owns_what_changed_since_its_prompt(worktree: Path) -> None:
+    """``toolhost acp`` relays a prompt after at most 3 s: a busy sidecar can begin the
+    turn after the agent wrote. ``since`` (when the prompt arrived) dates the turn."""
+    host = ToolHost(worktree, track_outside=True)
+    prompted = time.time()
+    time.sleep(0.05)
+    (worktree / "early.txt").write_text("written before the sidecar heard\n")
+    turn = host.checkpoints.begin("ses", "t1", "", since=prompted)
+    assert turn._scan is not None
+    turn._scan.join()
+    assert host.checkpoints.end("ses", "t1", offer=False) is not None
+    (entry,) = host.checkpoints.entries("ses")
+    assert [(f["path"], f["action"]) for f in entry["outside"]] == [("early.txt", "created")]
+    # Never further back than a minute: a client cannot date a turn to last week.
+    old = host.checkpoints.begin("ses", "t2", "", since=prompted - 86400)
+    assert old.since is not None and old.started - old.since == turns.SINCE_AT_MOST

@@ -101,7 +101,7 @@ def test_later_sources_win_and_writable_adds_up(worktree: Path, global_dir: Path
             '{\n  "sandbox": {\n    "network": "local"\n  }\n}',
             3,
             "sandbox.network",
-            'expected one of allow, deny, got "local"',
+            'expected one of allow, deny, or {"allow": [...], "deny": [...]}, got "local"',
         ),
         (
             "opencode.json",

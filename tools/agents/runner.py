@@ -63,12 +63,9 @@ class EditorRunner:
             raise SubagentFailed(error.message) from None
 
 
-def can_run(host: Host, capabilities: frozenset[str]) -> bool:
-    """Whether any runner exists for this client (task is listed only then)."""
-    return "task" in capabilities or endpoints.configured(host.config)
-
-
 def choose(host: Host, capabilities: frozenset[str]) -> Runner | None:
+    """The runner for this client; None where there is none (task is then not listed:
+    ``tools.builtin.listed.task`` asks the same two questions)."""
     if "task" in capabilities:
         return EditorRunner()
     if endpoints.configured(host.config):

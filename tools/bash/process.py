@@ -26,6 +26,10 @@ sandbox), the process is started directly and its tree is found from /proc:
 Those scans are best effort (a process that cleared its environment and
 double-forked escapes them); the supervisor's are not.
 
+With the domain lists (a plan with ``proxy``), ``egress`` serves the listener on the
+command's loopback (``tools.network.proxy``) from its start until its first process
+exits: background jobs it leaves running have no network after that.
+
 Every path, cancellation included, reaps the spawned process: no zombie is left.
 When the command exits by itself, jobs it left running in the background (``cmd &``)
 are not killed, as in OpenCode: a server started that way keeps running (until
@@ -41,13 +45,14 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import subprocess
 import uuid
 from collections import deque
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tools.bash.sandbox import client
 from tools.bash.sandbox.plan import Plan
@@ -78,6 +83,14 @@ class Finished:
     capture: str | None = None  # the plan's capture: "on", why it is off, or None
 
 
+class Egress(Protocol):
+    """What serves a sandboxed command's only way out (``tools.network.proxy.Proxy``)."""
+
+    def serve(self, listener: socket.socket) -> None: ...
+
+    async def close(self) -> None: ...
+
+
 class StartError(OSError):
     """The command could not be started (the sandbox could not be set up, exec failed)."""
 
@@ -91,14 +104,17 @@ async def run(
     on_output: Callable[[str], None] | None = None,
     capture_limit: int = CAPTURE_LIMIT,
     plan: Plan | None = None,
+    egress: Egress | None = None,
 ) -> Finished:
     """Run ``argv`` to its end, or until ``timeout`` seconds, then kill its tree.
 
-    ``plan``: run it through the sandbox supervisor, under that plan.
+    ``plan``: run it through the sandbox supervisor, under that plan; ``egress`` serves
+    its proxy listener (without one, a plan with ``proxy`` has no way out at all).
     Cancellation (``asyncio.CancelledError``) kills the tree, reaps, and re-raises.
     """
     if plan is not None:
-        return await _supervised(argv, cwd, env, timeout, Capture(capture_limit, on_output), plan)
+        capture = Capture(capture_limit, on_output)
+        return await _supervised(argv, cwd, env, timeout, capture, plan, egress)
     loop = asyncio.get_running_loop()
     run_id = uuid.uuid4().hex
     capture = Capture(capture_limit, on_output)
@@ -135,9 +151,9 @@ async def _supervised(
     timeout: float | None,
     capture: Capture,
     plan: Plan,
+    egress: Egress | None = None,
 ) -> Finished:
     supervisor = await client.running()
-    loop = asyncio.get_running_loop()
     read_end, write_end = os.pipe2(os.O_CLOEXEC)
     try:
         call_id, started = await supervisor.spawn(
@@ -148,6 +164,28 @@ async def _supervised(
         raise StartError(str(error)) from error
     finally:
         os.close(write_end)
+    if started.proxy is not None:
+        if egress is not None:
+            egress.serve(started.proxy)
+        else:
+            started.proxy.close()
+    try:
+        return await _watch(supervisor, call_id, started, read_end, timeout, capture)
+    finally:
+        if egress is not None:
+            await _uninterrupted(egress.close())
+
+
+async def _watch(
+    supervisor: client.Supervisor,
+    call_id: int,
+    started: client.Started,
+    read_end: int,
+    timeout: float | None,
+    capture: Capture,
+) -> Finished:
+    """Stream a supervised command's output until it ends (or ``timeout``: kill it)."""
+    loop = asyncio.get_running_loop()
     pipe = os.fdopen(read_end, "rb", buffering=0)
     protocol = _PipeProtocol(capture, loop)
     try:

@@ -1,6 +1,7 @@
 """One bash call's sandbox: what the supervisor can enforce here, the plan built from
-the config and the session's rules, and, after a write the sandbox stopped, the
-folders to offer and the note on the run that followed."""
+the config and the session's rules, the proxy that is its only way out with the domain
+lists, and, after a write the sandbox stopped, the folders to offer and the note on
+the run that followed."""
 
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ from tools.bash.sandbox import settings as sandbox_settings
 from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.plan import decide as decide_plan
 from tools.bash.sandbox.probe import Support
+from tools.config.effective import NetworkLists
 from tools.context import ToolContext
 from tools.fsio.paths import relative
+from tools.network.gate import Gate, Lists
+from tools.network.proxy import Proxy
 from tools.permission.rules import Rule, wildcard_match
 
 log = logging.getLogger("toolhost.bash")
@@ -70,6 +74,56 @@ def _sandbox_rules(ctx: ToolContext) -> list[Rule]:
         *(Rule("external_directory", f"{p}/*", "allow") for p in sorted(allowed)),
         *(Rule("read", p, "deny") for p in denied),
     ]
+
+
+def network_gate(ctx: ToolContext, plan: Plan, command: str) -> Gate | None:
+    """The call's network decisions, when its plan gives it the proxy (the domain lists)."""
+    lists = ctx.host.config.sandbox.network
+    if not plan.proxy or not isinstance(lists, NetworkLists):
+        return None
+    return Gate(ctx, Lists.parse(lists.allow, lists.deny), command=command)
+
+
+def egress(gate: Gate | None) -> Proxy | None:
+    """A proxy for one run of the command (a second run gets its own, same gate)."""
+    return Proxy(gate) if gate is not None else None
+
+
+def network_notes(gate: Gate, output: str, plan: Plan) -> list[str]:
+    """What the proxy refused, in words for the model; and, when the output shows a
+    failed connection or lookup, how commands reach the network at all."""
+    lines = [
+        f"Network access to {r.host}:{r.port} was refused: {r.reason}."
+        for r in gate.refused[: sandbox_denials.MAX_NOTED]
+    ]
+    if len(gate.refused) > sandbox_denials.MAX_NOTED:
+        lines.append(f"({len(gate.refused) - sandbox_denials.MAX_NOTED} more were refused.)")
+    if sandbox_denials.network_refused(output, plan) or lines:
+        lines.append(
+            "Commands reach the network only through toolhost's proxy (HTTP_PROXY, "
+            "HTTPS_PROXY and ALL_PROXY point to it): what sandbox.network.allow lists is "
+            "reached, what it denies is refused, anything else is asked for. A program that "
+            "ignores those variables, and a direct connection to an address, get no "
+            "network; names are not resolved inside the sandbox."
+        )
+    return lines
+
+
+def network_off_why(ctx: ToolContext, plan: Plan) -> str | None:
+    """Why the network is off when the config did not say ``deny`` itself: a broken
+    config (failing closed), or domain lists this machine cannot hold."""
+    if ctx.host.config.failing_closed:
+        return (
+            "A config file cannot be read (toolhost list names it), and until it is fixed "
+            "commands get no network."
+        )
+    wanted = sandbox_settings.network_mode(ctx.host.config)
+    if wanted == "domains" and plan.network == "deny":
+        return (
+            "sandbox.network's domain lists cannot be held on this machine (see "
+            "metadata.sandbox.missing), so commands get no network at all."
+        )
+    return None
 
 
 def directories_to_offer(blocked: list[sandbox_denials.Blocked], plan: Plan) -> list[str]:

@@ -63,6 +63,10 @@ from tools.bash.sandbox.plan import Plan, holds_writes
 from tools.bash.sandboxing import (
     capture_roots,
     directories_to_offer,
+    egress,
+    network_gate,
+    network_notes,
+    network_off_why,
     plan_for,
     rejected_note,
     rerun_note,
@@ -73,6 +77,7 @@ from tools.bash.walker import analyse_line
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio.paths import resolve
+from tools.network.gate import Gate
 from tools.result import ToolResult
 from tools.tool import Annotations, define
 from tools.truncation import truncate_tail
@@ -116,7 +121,8 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
         analysis, workdir, args.command, args.description, ctx, strict=strict
     )
     plan = plan_for(ctx, support, approved)
-    finished = await _run(args, ctx, workdir, plan, support is not None, timeout_ms)
+    gate = network_gate(ctx, plan, args.command)
+    finished = await _run(args, ctx, workdir, plan, support is not None, timeout_ms, gate)
     blocked = sandbox_denials.find(finished.output, plan, workdir)
     offered = directories_to_offer(blocked, plan)
     notes: list[str] = []
@@ -128,16 +134,20 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             restored, skipped = await ctx.run_blocking(rerun.put_back, earlier)
             plan = plan_for(ctx, support, [*approved, *offered])
             first = finished
-            finished = await _run(args, ctx, workdir, plan, True, timeout_ms)
+            finished = await _run(args, ctx, workdir, plan, True, timeout_ms, gate)
             blocked = sandbox_denials.find(finished.output, plan, workdir)
             notes.append(rerun_note(offered, first, earlier, restored, skipped))
         else:
             note = rejected_note(offered, earlier, ctx.worktree)
             ctx.editor.show_message(f"toolhost: {note}")
             notes.append(note)
-    notes += sandbox_denials.notes(
-        blocked, sandbox_denials.network_refused(finished.output, plan), plan
-    )
+    refused = gate is None and sandbox_denials.network_refused(finished.output, plan)
+    notes += sandbox_denials.notes(blocked, refused, plan)
+    why = network_off_why(ctx, plan) if refused else None
+    if why:
+        notes.append(why)
+    if gate is not None:
+        notes += network_notes(gate, finished.output, plan)
     tail = _notes(timeout_ms=timeout_ms if finished.timed_out else None, sandbox=notes)
     # The tail is kept, after OpenCode 1.18.33's marker: a command's end holds its verdict.
     limits = ctx.host.config.tool_output
@@ -150,6 +160,8 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
         "sandbox": plan.summary(),
         "truncated": cut.truncated,
     }
+    if gate is not None:
+        metadata["sandbox"]["network"] = gate.report()
     if cut.output_path:
         metadata["outputPath"] = cut.output_path
     if blocked:
@@ -167,8 +179,10 @@ async def _run(
     plan: Plan,
     supervised: bool,
     timeout_ms: float,
+    gate: Gate | None = None,
 ) -> process.Finished:
-    """Run the command once under ``plan``, streaming its output to the editor."""
+    """Run the command once under ``plan``, streaming its output to the editor; ``gate``
+    decides its network through the proxy (the domain lists)."""
     if plan.refused:
         raise ToolError(
             "The sandbox is required for commands (sandbox.mode: required) and cannot be "
@@ -196,6 +210,7 @@ async def _run(
             timeout=(timeout_ms + TIMEOUT_GRACE_MS) / 1000,
             on_output=on_output,
             plan=plan if supervised else None,
+            egress=egress(gate),
         )
     except asyncio.CancelledError:
         _final_update(ctx, title, args.description, preview.text() + _notes(aborted=True))

@@ -108,16 +108,18 @@ def _lazy(name: str, entry: dict[str, Any]) -> Tool:
         requires=frozenset(entry["requires"]),
         schema=entry["schema"],
         describes=entry["describes"],
-        available=_available_once_loaded(name) if entry["conditional"] else None,
+        available=_available(name) if entry["conditional"] else None,
         eager=entry["eager"],
     )
 
 
-def _available_once_loaded(name: str) -> Available:
-    """A listed-only-sometimes built-in (question, task) decides through its module."""
+def _available(name: str) -> Available:
+    """A listed-only-sometimes built-in (task, websearch) decides without its module."""
 
     def available(host: Host, capabilities: frozenset[str]) -> bool:
-        check = loaded_builtin(name).available
-        return check is None or check(host, capabilities)
+        from tools.builtin import listed
+
+        check: Available = getattr(listed, name)
+        return check(host, capabilities)
 
     return available

@@ -28,6 +28,7 @@ from tools.agents.children import Child, ChildRun
 from tools.agents.policy import combine
 from tools.agents.requests import SubagentFailed, TaskRequest
 from tools.arguments.model import Arguments
+from tools.builtin import listed
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.result import ToolResult
@@ -72,10 +73,6 @@ def describe(base: str, host: Host, caller: Caller) -> str:
 
     listed = listed_subagents(host.agents.values(), task_action)
     return f"{base}\n\n{describe_subagents(listed)}"
-
-
-def available(host: Host, capabilities: frozenset[str]) -> bool:
-    return runners.can_run(host, capabilities)
 
 
 def child_for(args: TaskParams, ctx: ToolContext) -> tuple[Child, bool]:
@@ -157,5 +154,5 @@ tool = define(
     kind="other",
     annotations=Annotations(destructive=True, open_world=True),
     describe=describe,
-    available=available,
+    available=listed.task,
 )

@@ -1,4 +1,9 @@
-"""``webfetch``: fetch a URL and return it as Markdown, text or HTML (reference §6.10)."""
+"""``webfetch``: fetch a URL and return it as Markdown, text or HTML (reference §6.10).
+
+With ``sandbox.network``'s domain lists, every connection (redirects too) goes through
+toolhost's proxy (``tools.network``) on a listener in the sidecar: the same lists, the
+same asks and the same checks of the address a name resolves to as bash commands get.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +17,11 @@ from urllib.parse import unquote
 import httpx
 
 from tools.arguments.model import Above, Arguments
+from tools.config.effective import NetworkLists
 from tools.context import ToolContext
-from tools.errors import ToolError
+from tools.errors import PermissionDeniedError, PermissionRejectedError, ToolError
+from tools.network.gate import ASK_SECONDS, Gate, Lists
+from tools.network.proxy import loopback
 from tools.result import Attachment, ToolResult
 from tools.tool import Annotations, define
 from tools.web.html import html_to_markdown, html_to_text
@@ -72,9 +80,17 @@ async def execute(args: WebFetchParams, ctx: ToolContext) -> ToolResult:
         title=f"Fetch {args.url}",
     )
     timeout = min(args.timeout or DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS)
+    lists = ctx.host.config.sandbox.network
+    gate = (
+        Gate(ctx, Lists.parse(lists.allow, lists.deny)) if isinstance(lists, NetworkLists) else None
+    )
     try:
-        async with asyncio.timeout(timeout):
-            fetched = await fetch(args.url, args.format, timeout)
+        if gate is None:
+            async with asyncio.timeout(timeout):
+                fetched = await fetch(args.url, args.format, timeout)
+        else:  # the time a person takes to answer an ask is not the fetch's
+            async with asyncio.timeout(timeout + ASK_SECONDS):
+                fetched = await _through_proxy(args, timeout, gate)
     except TimeoutError:
         raise _timed_out(timeout) from None
 
@@ -92,12 +108,40 @@ async def execute(args: WebFetchParams, ctx: ToolContext) -> ToolResult:
     return ToolResult(title, text, {})
 
 
-async def fetch(url: str, format: Format, timeout: float) -> Fetched:
-    """GET ``url``; the caller bounds the total time, httpx bounds each network wait."""
+async def _through_proxy(args: WebFetchParams, timeout: float, gate: Gate) -> Fetched:
+    """``fetch`` through the domain lists' proxy; a refusal is said as the gate said it.
+
+    A person's answer is waited for outside the fetch's own timeout (httpx's connect
+    timeout is the ask's, the gate's ``ASK_SECONDS``)."""
+    async with loopback(gate) as proxy:
+        try:
+            return await fetch(args.url, args.format, timeout, proxy=proxy)
+        except ToolError:
+            if not gate.refused:
+                raise
+    refusal = gate.refused[-1]
+    message = (
+        f"Network access to {refusal.host}:{refusal.port} was refused: {refusal.reason}. "
+        "webfetch reaches only what sandbox.network.allow lists, or what the user allows "
+        "when asked. Do not try to reach it another way; ask the user to allow it."
+    )
+    error = PermissionRejectedError if refusal.by_person else PermissionDeniedError
+    raise error(message, metadata={"network": gate.report()})
+
+
+async def fetch(url: str, format: Format, timeout: float, *, proxy: str | None = None) -> Fetched:
+    """GET ``url``; the caller bounds the total time, httpx bounds each network wait.
+
+    ``proxy``: every connection goes through it (it may wait on a person's answer)."""
     headers = {"Accept": ACCEPT[format], "Accept-Language": "en-US,en;q=0.9"}
+    waits = httpx.Timeout(timeout, connect=None) if proxy else httpx.Timeout(timeout)
     try:
         async with httpx.AsyncClient(
-            follow_redirects=True, max_redirects=MAX_REDIRECTS, timeout=timeout
+            follow_redirects=True,
+            max_redirects=MAX_REDIRECTS,
+            timeout=waits,
+            proxy=proxy,
+            trust_env=proxy is None,
         ) as client:
             for user_agent in (BROWSER_USER_AGENT, RETRY_USER_AGENT):
                 request_headers = {**headers, "User-Agent": user_agent}

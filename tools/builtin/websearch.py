@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 from tools.arguments.model import Arguments, AtLeast
+from tools.builtin import listed
+from tools.builtin.listed import Provider, provider_from_env
 from tools.context import Host, ToolContext
 from tools.errors import ToolError
 from tools.result import ToolResult
 from tools.tool import Annotations, Caller, define
-
-Provider = Literal["exa", "parallel"]
 
 EXA_URL = "https://mcp.exa.ai/mcp"
 PARALLEL_URL = "https://search.parallel.ai/mcp"
@@ -57,30 +56,6 @@ class WebSearchParams(Arguments):
     comprehensive search"""
     contextMaxCharacters: Annotated[int, AtLeast(1)] | None = None
     """Maximum characters for context string optimized for LLMs (default: 10000)"""
-
-
-def _flag(environ: Mapping[str, str], *names: str) -> bool:
-    return any(environ.get(name, "").strip().lower() in ("1", "true") for name in names)
-
-
-def provider_from_env(environ: Mapping[str, str] | None = None) -> Provider | None:
-    """The provider 1.18.33's switches name: ``OPENCODE_WEBSEARCH_PROVIDER``, else
-    Parallel when enabled, else Exa when enabled; None when neither is."""
-    env = os.environ if environ is None else environ
-    named = env.get("OPENCODE_WEBSEARCH_PROVIDER")
-    if named == "exa":
-        return "exa"
-    if named == "parallel":
-        return "parallel"
-    if _flag(env, "OPENCODE_ENABLE_PARALLEL", "OPENCODE_EXPERIMENTAL_PARALLEL"):
-        return "parallel"
-    if _flag(env, "OPENCODE_ENABLE_EXA", "OPENCODE_EXPERIMENTAL_EXA", "OPENCODE_EXPERIMENTAL"):
-        return "exa"
-    return None
-
-
-def available(host: Host, capabilities: frozenset[str]) -> bool:
-    return provider_from_env() is not None
 
 
 def describe(base: str, host: Host, caller: Caller) -> str:
@@ -240,5 +215,5 @@ tool = define(
     kind="fetch",
     annotations=Annotations(read_only=True, open_world=True),
     describe=describe,
-    available=available,
+    available=listed.websearch,
 )

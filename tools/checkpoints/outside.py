@@ -7,9 +7,14 @@ and keeps a copy of each file of at most ``MAX_FILE_BYTES`` whose copy is not ke
 (content-addressed under ``<store>/baseline/``, so a file unchanged between turns is
 copied once, ever). At its end, a second scan finds the files that changed; those
 toolhost did not write and the person did not save in the editor are the turn's
-"changed outside review", undone from those copies. A file larger than the limit, or
-changed before the first scan reached it, is listed without a copy: it can be kept,
-not undone.
+"changed outside review", undone from those copies. A file larger than the limit is
+listed without a copy: it can be kept, not undone.
+
+The first scan can still be running when the agent starts (a prompt waits for it only
+so long), so a file it reaches may already hold the agent's change. A file whose last
+change (ctime) is after the turn began is not taken as it is: created in the turn (its
+birth time says so), it was absent at the start; otherwise what it held then is
+unknown, and it is listed without a copy.
 
 A scan stats every file, so it runs at a turn's edges in a worker thread, never on a
 call's path (``bench/checkpoint_cost.py`` measures it).
@@ -24,13 +29,17 @@ import shutil
 import stat
 import subprocess
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tools.checkpoints.store import Before, read_json, write_json
+from tools.fsio.birth import born_ns
 from tools.fsio.rg import rg_path
 
 MAX_FILE_BYTES = 1 << 20
+# What a file changed after its turn began held then is not known: a key no scan gives.
+UNKNOWN_AT_START = (-1, -1, -1, -1, "")
 _SCANNING = threading.Lock()  # one scan at a time: they share the index and the copies
 
 # path -> (size, mtime_ns, inode, mode, sha256 of the kept copy or "")
@@ -53,12 +62,14 @@ class Baseline:
     def blob_name(self, sha: str) -> str:
         return os.path.relpath(self.object_path(sha), self.store)
 
-    def scan(self, worktree: Path) -> Index:
-        """The worktree now, with a kept copy of every file within the limit."""
+    def scan(self, worktree: Path, *, since_ns: int | None = None) -> Index:
+        """The worktree now, with a kept copy of every file within the limit.
+        ``since_ns``: the turn this scan starts began then (wall clock, ns); a file
+        changed after it is recorded as it was at that time, as far as that is known."""
         with _SCANNING:
-            return self._scan(worktree)
+            return self._scan(worktree, since_ns)
 
-    def _scan(self, worktree: Path) -> Index:
+    def _scan(self, worktree: Path, since_ns: int | None) -> Index:
         previous = self.last if self.last is not None else self.load()
         index: Index = {}
         for path in list_files(worktree):
@@ -70,12 +81,22 @@ class Baseline:
                 continue
             key = (info.st_size, info.st_mtime_ns, info.st_ino, stat.S_IMODE(info.st_mode))
             known = previous.get(path)
+            changed_in_turn = since_ns is not None and info.st_ctime_ns >= since_ns
+            # (a file whose key is the last scan's changed only in its metadata)
+            if changed_in_turn and (known is None or known[:4] != key):
+                born = born_ns(path)
+                if born is None or since_ns is None or born < since_ns:
+                    index[path] = UNKNOWN_AT_START
+                # else: made during the turn, so absent at its start (no entry)
+                continue
             # Unchanged since the last scan: its copy is kept already (copies go only
             # with the whole baseline, ``remove``).
             sha = known[4] if known is not None and known[:4] == key else None
             if sha is None:
                 sha = self._keep(path, info.st_size)
             index[path] = (*key, sha)
+        if since_ns is not None:
+            index.update(_removed_in_turn(previous.keys() - index.keys(), since_ns))
         self.folder.mkdir(parents=True, exist_ok=True)  # an empty worktree kept no copy
         write_json(self.folder / "index.json", index, compact=True)
         self.last = index
@@ -106,6 +127,26 @@ class Baseline:
             temp.write_bytes(data)
             os.replace(temp, target)
         return sha
+
+
+def _removed_in_turn(
+    gone: Iterable[str], since_ns: int
+) -> dict[str, tuple[int, int, int, int, str]]:
+    """Of the files the last scan saw and this one did not, those whose folder changed
+    after the turn began: maybe removed in it, holding then what is not known (the last
+    scan's copy may be older than the turn)."""
+    found = {}
+    for path in gone:
+        folder = os.path.dirname(path)
+        while True:  # the nearest folder still there (the others went with the file)
+            try:
+                changed_ns = os.lstat(folder).st_ctime_ns
+                break
+            except OSError:
+                folder = os.path.dirname(folder)
+        if changed_ns >= since_ns:
+            found[path] = UNKNOWN_AT_START
+    return found
 
 
 def changed(before: Index, after: Index) -> list[str]:

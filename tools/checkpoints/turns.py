@@ -51,6 +51,8 @@ log = logging.getLogger("toolhost.checkpoints")
 IDLE_SECONDS = 30.0
 MAX_AGE_DAYS = 14.0
 MAX_BYTES = 512 << 20
+CLOCK_TICK_NS = 10_000_000  # the longest a tick lasts (HZ=100)
+SINCE_AT_MOST = 60.0  # how far back a client's ``since`` may put a turn's start (s)
 _ids = itertools.count(1)
 
 
@@ -72,6 +74,7 @@ class Turn:
     last: float = field(default_factory=time.monotonic)
     head: str | None = None
     baseline: outside.Index | None = None
+    since: float | None = None  # when the client's message began it (else ``started``)
     _scan: threading.Thread | None = None
     _runs: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -194,10 +197,19 @@ class Checkpoints:
             return self.begin(session_id, turn_id or f"turn_{next(_ids)}", title, client=client)
 
     def begin(
-        self, session_id: str, turn_id: str, title: str, *, client: str | None = None
+        self,
+        session_id: str,
+        turn_id: str,
+        title: str,
+        *,
+        client: str | None = None,
+        since: float | None = None,
     ) -> Turn:
         """A new turn for ``session_id`` (the one before it ends); the open one when it
-        already has this ``turn_id`` (a call that named it came first), now titled."""
+        already has this ``turn_id`` (a call that named it came first), now titled.
+        ``since``: when the client's message that begins it arrived (wall clock, s), if
+        the sidecar may hear of the turn later than its agent starts (at most
+        ``SINCE_AT_MOST`` before now): changes made from then on are the turn's."""
         with self._lock:
             current = self._open.get(session_id)
             if current is not None and current.turn_id == turn_id:
@@ -209,6 +221,8 @@ class Checkpoints:
             if previous is not None:
                 self._end_later(previous)
             turn = self._new(session_id, turn_id, title, client or self.client)
+            if since is not None:
+                turn.since = min(turn.started, max(since, turn.started - SINCE_AT_MOST))
             self._open[session_id] = turn
             self._sessions.add(session_id)
             if self.watching_outside:
@@ -232,8 +246,12 @@ class Checkpoints:
             self.on_changed()
 
     def _scan_start(self, turn: Turn) -> None:
+        # A file time comes from the kernel's coarse clock, up to a tick behind the
+        # wall clock: a change just after the turn began may carry a time just before.
+        began = turn.since if turn.since is not None else turn.started
+        since_ns = int(began * 1e9) - CLOCK_TICK_NS
         try:
-            turn.baseline = self.baseline().scan(self.worktree)
+            turn.baseline = self.baseline().scan(self.worktree, since_ns=since_ns)
         except Exception:  # the turn goes on; only its outside changes go unseen
             log.exception("the scan at the start of a turn failed")
 

@@ -35,6 +35,17 @@ class ToolOutputLimits:
 SANDBOX_MODES = ("auto", "required", "off")
 SANDBOX_NETWORKS = ("allow", "deny")
 SANDBOX_LISTS = ("writable", "caches", "hidden")
+NETWORK_LISTS = ("allow", "deny")
+
+
+@dataclass(frozen=True)
+class NetworkLists:
+    """``sandbox.network: {allow: [...], deny: [...]}``: commands reach the network only
+    through toolhost's proxy, to what ``allow`` lists (``tools.network.patterns``), never
+    to what ``deny`` lists; anything else asks a person."""
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -44,11 +55,15 @@ class SandboxSettings:
     ``caches`` and ``hidden`` None: the built-in lists (tools.bash.sandbox.settings).
     """
 
-    mode: str = "auto"  # auto | required | off
-    network: str = "allow"  # allow | deny
-    writable: tuple[str, ...] = ()  # more directories commands may write
-    caches: tuple[str, ...] | None = None  # package caches commands may write
-    hidden: tuple[str, ...] | None = None  # paths covered from commands (sockets)
+    mode: str = field(default="auto", metadata=rights("any_change"))  # auto | required | off
+    # allow | deny | the domain lists
+    network: str | NetworkLists = field(default="allow", metadata=rights("network"))
+    # more directories commands may write
+    writable: tuple[str, ...] = field(default=(), metadata=rights("more"))
+    # package caches commands may write (None: the built-in list)
+    caches: tuple[str, ...] | None = field(default=None, metadata=rights("any_change"))
+    # paths covered from commands (sockets; None: the built-in list)
+    hidden: tuple[str, ...] | None = field(default=None, metadata=rights("any_change"))
 
 
 @dataclass(frozen=True)
@@ -116,7 +131,7 @@ class Config:
         default=False, metadata=rights("on_widens", "experimental.continue_loop_on_deny")
     )
     sandbox: SandboxSettings = field(
-        default=SandboxSettings(), metadata=rights("any_change", "sandbox")
+        default=SandboxSettings(), metadata=rights("per_field", "sandbox")
     )
     # Undo's retention and the idle time that ends a turn: what can be put back, not
     # what the agent may do.

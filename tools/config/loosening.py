@@ -22,6 +22,7 @@ from typing import Any
 
 from tools.config.agents import AgentConfig
 from tools.config.effective import Config
+from tools.config.network import network_loosenings, stricter_network
 from tools.config.rights import KINDS, Widening
 from tools.permission.defaults import AGENT_RULES, default_rules
 from tools.permission.rules import Rule, Ruleset, rules_from_config, wildcard_match
@@ -95,6 +96,15 @@ def compare(
             return [f"{name} goes from {low:g} to {high:g}"] if high > low else []
         case "any_change":
             return [f"{name} changes"] if before != after else []
+        case "network":
+            return network_loosenings(before, after)
+        case "per_field":
+            found: list[str] = []
+            for key in fields(after):
+                values = getattr(before, key.name), getattr(after, key.name)
+                sub = declared(key)
+                found += compare(sub, f"{name}.{_name(key)}", *values, key.metadata["default"], ids)
+            return found
     raise UndeclaredKey(f"unknown kind {kind!r} for {name}")
 
 
@@ -204,5 +214,9 @@ def held(accepted: Config, new: Config) -> Config:
         primary_tools=tuple(dict.fromkeys((*accepted.primary_tools, *new.primary_tools))),
         continue_loop_on_deny=accepted.continue_loop_on_deny and new.continue_loop_on_deny,
         subagent_depth=_lower(accepted.subagent_depth, new.subagent_depth),
+        sandbox=replace(
+            accepted.sandbox,
+            network=stricter_network(accepted.sandbox.network, new.sandbox.network),
+        ),
     )
     return replace(result, rules=[*source, *result.tail(source)])

@@ -65,6 +65,10 @@ def merge(
         dirs.extend(layer.allowed_dirs)
         sandbox = _merge_sandbox(sandbox, layer.sandbox)
         checkpoints = replace(checkpoints, **layer.checkpoints)
+    if problems:
+        # A source that cannot be read may have said less about the network than the
+        # others: until it is fixed, commands get none (README, "Failing closed").
+        sandbox = replace(sandbox, network="deny")
     salvaged: Ruleset = []
     if problems and salvage is not None:
         salvaged = list(salvage.denies)

@@ -19,6 +19,7 @@ from tools.config.effective import (
 )
 from tools.config.errors import ConfigError, KeyPath, show
 from tools.config.merge import merge
+from tools.config.network import read_network
 from tools.permission.rules import expand_home, rules_from_config
 
 ACTIONS = ("allow", "ask", "deny")
@@ -225,7 +226,11 @@ def read_sandbox(value: Any, where: KeyPath, errors: list[ConfigError]) -> dict[
     choices = {"mode": SANDBOX_MODES, "network": SANDBOX_NETWORKS}
     for key, item in value.items():
         at: KeyPath = (*where, key)
-        if key in choices:
+        if key == "network" and item not in SANDBOX_NETWORKS:
+            lists = read_network(item, at, errors)
+            if lists is not None:
+                found[key] = lists
+        elif key in choices:
             if item in choices[key]:
                 found[key] = item
             else:

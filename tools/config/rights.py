@@ -12,8 +12,11 @@ forgotten (``tests/security/test_config_rights.py`` fails first).  The kinds:
 ``on_widens``      a flag that widens when it goes from false to true
 ``off_widens``     a flag that widens when it goes from true to false
 ``higher_widens``  a number that widens when it grows (``default``: what None means)
-``any_change``     anything else: any change counts as widening (endpoints, the sandbox)
+``any_change``     anything else: any change counts as widening (endpoints, the sandbox mode)
+``network``        ``sandbox.network``: deny < the domain lists < allow; a list that allows
+                   more or denies less widens (``tools.config.network``)
 ``per_agent``      the agents, each compared field by field (a new agent counts)
+``per_field``      a group of keys (``sandbox``), each compared by its own declaration
 ``harmless``       cannot widen anything (wording, output limits, sampling)
 """
 
@@ -30,7 +33,9 @@ Widening = Literal[
     "off_widens",
     "higher_widens",
     "any_change",
+    "network",
     "per_agent",
+    "per_field",
     "harmless",
 ]
 KINDS: tuple[str, ...] = Widening.__args__  # type: ignore[attr-defined]

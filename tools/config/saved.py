@@ -22,7 +22,6 @@ toolhost's state folder remembers which files those are, across restarts).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -31,7 +30,6 @@ from typing import Any
 
 from tools.config import jsonc
 from tools.config.dirs import global_config_dir
-from tools.fsio import atomic_write
 from tools.permission.approvals import Approval, RuleStore, SaveError
 from tools.permission.asks import Scope, describe_patterns
 from tools.permission.rules import Rule
@@ -157,6 +155,8 @@ class ConfigRuleStore(RuleStore):
 
 
 def _digest(path: Path) -> Digest:
+    import hashlib  # these run when a person saves a rule, not for every listing
+
     try:
         return hashlib.sha1(path.read_bytes()).hexdigest()
     except OSError:
@@ -201,6 +201,10 @@ def _permission_section(data: dict[str, Any]) -> dict[str, Any]:
 
 def _write(path: Path, data: dict[str, Any]) -> str:
     """Writes ``data`` as JSON; returns the hash of the bytes written."""
+    import hashlib
+
+    from tools.fsio.text import atomic_write
+
     raw = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     try:
         os.makedirs(path.parent, exist_ok=True)
@@ -230,6 +234,8 @@ def _created() -> list[str]:
 
 def _store_created(entries: list[str]) -> None:
     # Best effort: without the record a file toolhost created is only kept, never lost.
+    from tools.fsio.text import atomic_write
+
     with contextlib.suppress(OSError):
         path = _created_path()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -11,7 +11,7 @@ tools:
       allowed_dirs: ["~/projects"]
     sandbox:                 # bash only: see README, "The sandbox"
       mode: "auto"           # auto | required | off
-      network: "deny"        # allow | deny
+      network: "deny"        # allow | deny | {allow: [pypi.org, "*.npmjs.org"], deny: [...]}
       writable: ["~/data"]   # more directories commands may write
 ```
 
@@ -33,6 +33,7 @@ from tools.builtin import BUILTIN_ORDER
 from tools.config.effective import SANDBOX_LISTS, ConfigLayer
 from tools.config.errors import ConfigError, KeyPath, show
 from tools.config.jsonc import Parsed, ParseError
+from tools.config.network import read_network
 from tools.permission.rules import Rule, Ruleset, expand_home
 
 # Built-in ids a registry entry may name: ours, plus OpenCode's that we may not ship
@@ -56,7 +57,8 @@ class YamlPermissions(_Strict):
 
 class YamlSandbox(_Strict):
     mode: Literal["auto", "required", "off"] | None = None
-    network: Literal["allow", "deny"] | None = None
+    # allow | deny | {allow: [...], deny: [...]}: checked by ``_check`` (tools.config.network)
+    network: Any = None
     writable: list[Text] | None = None
     caches: list[Text] | None = None
     hidden: list[Text] | None = None
@@ -174,6 +176,11 @@ def _check(registry: YamlRegistry) -> Iterator[ConfigError]:
         if tool.sandbox is not None:
             if tool.name != "bash":
                 yield ConfigError("a sandbox can only be set for the bash tool", (*at, "sandbox"))
+            network = tool.sandbox.network
+            if network is not None and network not in ("allow", "deny"):
+                found: list[ConfigError] = []
+                read_network(network, (*at, "sandbox", "network"), found)
+                yield from found
             for key in SANDBOX_LISTS:
                 for number, path in enumerate(getattr(tool.sandbox, key) or ()):
                     if not os.path.isabs(expand_home(path)):
@@ -215,6 +222,8 @@ def _layer(registry: YamlRegistry) -> ConfigLayer:
                 value = getattr(tool.sandbox, key)
                 if key in SANDBOX_LISTS:
                     value = [os.path.normpath(expand_home(p)) for p in value or ()]
+                elif key == "network" and value not in ("allow", "deny"):
+                    value = read_network(value, (), [])
                 layer.sandbox[key] = value
         perms = tool.permissions or YamlPermissions()
         allowed, denied = perms.allowed_commands or [], perms.denied_commands or []

@@ -7,7 +7,6 @@ of the project directory from the worktree root down, so the nearest one wins.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +87,8 @@ def _tool_files(folder: Path) -> list[Path]:
 
 def digest(path: Path) -> str | None:
     """Content hash: a same-size rewrite within the clock's resolution still counts."""
+    import hashlib  # only where tool files exist: not for every listing
+
     try:
         return hashlib.sha1(path.read_bytes()).hexdigest()
     except OSError:

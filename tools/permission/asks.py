@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import secrets
+import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,7 +20,7 @@ SCOPES: tuple[Scope, ...] = ("sidecar", "session", "project", "user")
 
 
 _ask_ids = itertools.count(1)
-_ASK_PREFIX = secrets.token_hex(4)
+_ASK_PREFIX = os.urandom(4).hex()  # what secrets.token_hex reads, without importing hmac
 
 
 def new_ask_id() -> str:

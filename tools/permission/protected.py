@@ -5,11 +5,12 @@ Config files (``opencode.json[c]``, ``tools.yaml``), everything under ``.opencod
 everything under any ``.git`` in the project and what else decides which config
 and hooks git uses (``tools.permission.git_files``: the hooks folder it really uses,
 a linked worktree's shared git dir; ``core.hooksPath``, ``core.fsmonitor`` and aliases
-run commands), the editors' project settings that run code when a folder opens, and
-toolhost's own trust store and crash journal.  Writing any of them would let the
-agent widen its own permissions or run code outside every check, so the change
-pipeline asks for it every time, whatever the rules allow, with a prompt that says
-so, and an "always" answer is not remembered for it (``tools.changes.commit``).
+run commands), the editors' project settings that run code when a folder opens, the
+other agents' project config, and toolhost's own trust store and crash journal.  Writing
+any of them would let the agent widen its own permissions or run code outside every
+check, so the change pipeline asks for it every time, whatever the rules allow, with a
+prompt that says so, and an "always" answer is not remembered for it
+(``tools.changes.commit``).
 
 The bash sandbox keeps the project's copies read-only at the kernel level
 (``tools.bash.sandbox.settings.PROTECTED``); this list is the file tools' side of
@@ -23,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tools.bash.sandbox.masks import AGENT_CONFIG
 from tools.config.dirs import global_config_dir
 from tools.fsio.paths import is_inside
 from tools.permission import git_files
@@ -41,6 +43,7 @@ PROTECTED_IN_PROJECT = (
     ".nvim.lua",
     ".nvimrc",
     ".exrc",
+    *AGENT_CONFIG,
 )
 
 ALTERS = (
@@ -101,6 +104,11 @@ def _why(name: str) -> str:
         return GIT
     if name == ".opencode":
         return ".opencode holds the project's config and custom tools (code the tools run)"
+    if name in AGENT_CONFIG:
+        return (
+            f"{name} holds another agent's project config (commands it runs, instructions "
+            "it follows)"
+        )
     return f"{name} holds editor settings that can run code when the folder is opened"
 
 

@@ -23,13 +23,10 @@ The store is ``platformdirs.user_state_dir("toolhost")/trust.json`` (mode 0600):
 from __future__ import annotations
 
 import contextlib
-import datetime
-import hashlib
 import json
 import logging
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +68,8 @@ def project_files(worktree: Path) -> list[Path]:
 
 def fingerprint(worktree: Path) -> tuple[str, list[str]]:
     """A hash over every project file's name and content, and the names (relative)."""
+    import hashlib  # only a folder with project files is hashed
+
     root = Path(os.path.abspath(worktree))
     digest = hashlib.sha256()
     names = []
@@ -108,6 +107,8 @@ def _load() -> dict[str, Any]:
 
 
 def _save(folders: dict[str, Any]) -> None:
+    import tempfile
+
     path = store_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".trust.", suffix=".tmp")
@@ -128,6 +129,8 @@ def _key(worktree: Path) -> str:
 
 def trust(worktree: Path) -> list[str]:
     """Record the folder as trusted with its current files; returns their names."""
+    import datetime
+
     digest, names = fingerprint(worktree)
     folders = _load()
     folders[_key(worktree)] = {

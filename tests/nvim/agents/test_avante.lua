@@ -208,6 +208,8 @@ end)
 T.test("acp() is an acp_providers entry that runs the agent through toolhost acp", function()
   local avante = require("toolhost.integrations.avante")
   local entry = avante.acp("opencode")
+  local readme = T.readme_snippet("avante-acp").acp_providers["toolhost-opencode"]
+  T.eq(readme, entry, "the README's entry is this one")
   T.eq(entry.command, T.bin .. "/toolhost", "toolhost by absolute path")
   T.eq(entry.args, { "acp", "--", "opencode", "acp" }, "then the agent avante runs")
   local codex = avante.acp("codex", { review = false, provider = { env = { A = "1" } } })

@@ -6,7 +6,10 @@ step that fails is reported through ``status`` (a close-on-exec pipe: it closes
 empty when exec succeeds) and the child exits 127; nothing runs half-sandboxed.
 
 Order: a new session; default signal dispositions; namespaces and mounts (they
-must come before Landlock, which forbids mounting); seccomp; Landlock; child
+must come before Landlock, which forbids mounting); for the domain lists, the
+loopback listener handed to the supervisor (``PROXY_TAG`` first on ``channel``) and
+the proxy variables; seccomp (``reach``, the network filter, the capture filter);
+Landlock; child
 subreaper (orphans of the command stay its descendants while it runs); death
 signal when the supervisor dies; the standard descriptors; exec.
 """
@@ -23,6 +26,13 @@ from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
 
 EXEC_FAILED = 127
+PROXY_TAG = b"net:"  # the first message on the channel when the plan has a proxy
+
+# What clients read to find a proxy; the inherited NO_PROXY goes (a host it names would
+# be tried directly, and there is no direct way out). Node 24+ needs NODE_USE_ENV_PROXY.
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+SOCKS_VARIABLES = ("ALL_PROXY", "all_proxy")
+CLEARED_VARIABLES = ("NO_PROXY", "no_proxy")
 
 # Python ignores SIGPIPE and SIGXFSZ; the supervisor handles these. A command
 # starts with every one at its default.
@@ -50,6 +60,7 @@ def run(
     seccomp_code: bytes | None,
     supervisor: int,
     capture_code: bytes | None = None,
+    reach_code: bytes | None = None,
     channel: int = -1,
 ) -> None:
     """Never returns: execs ``argv`` or exits 127 after writing what failed to ``status``."""
@@ -65,21 +76,39 @@ def run(
                 step = "namespaces"
                 namespaces.enter(os.getuid(), os.getgid(), network=plan.netns)
                 step = "mounts"
+                namespaces.writable_only(plan.writable)
                 for path in plan.pinned:
                     namespaces.pin(path)
                 for path in plan.protected:
                     namespaces.read_only(path)
                 for path in plan.hidden:
                     namespaces.hide(path)
+                if plan.proxy:
+                    step = "proxy"
+                    env = proxy_env(env, _hand_over_listener(channel))
+            if reach_code is not None:
+                step = "seccomp"
+                seccomp.install(reach_code)
             if seccomp_code is not None:
                 step = "seccomp"
                 seccomp.install(seccomp_code)
             if capture_code is not None:
                 _capture(capture_code, channel)
             step = "landlock"
+            if plan.namespaces and os.path.isdir(namespaces.SHARED_MEMORY):
+                landlock.allow(ruleset_fd, namespaces.SHARED_MEMORY, plan.landlock_abi)
             landlock.enforce(ruleset_fd, plan.landlock_abi)
-        elif plan.engine == "bwrap" and capture_code is not None:
-            _capture(capture_code, channel)
+        elif plan.engine == "bwrap":
+            if plan.proxy:  # bubblewrap runs inside this network namespace, not its own
+                step = "namespaces"
+                namespaces.enter(os.getuid(), os.getgid(), network=True)
+                step = "proxy"
+                env = proxy_env(env, _hand_over_listener(channel))
+            if reach_code is not None:
+                step = "seccomp"
+                seccomp.install(reach_code)
+            if capture_code is not None:
+                _capture(capture_code, channel)
         step = "prctl"
         prctl(PR_SET_CHILD_SUBREAPER, 1)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -98,6 +127,28 @@ def run(
             os.write(status, f"{step}: {error}".encode(errors="replace")[:4000])
         finally:
             os._exit(EXEC_FAILED)
+
+
+def proxy_env(env: Mapping[str, str], port: int) -> dict[str, str]:
+    """The command's environment with toolhost's proxy (on 127.0.0.1:``port``) set."""
+    found = {k: v for k, v in env.items() if k not in CLEARED_VARIABLES}
+    found.update(dict.fromkeys(PROXY_VARIABLES, f"http://127.0.0.1:{port}"))
+    found.update(dict.fromkeys(SOCKS_VARIABLES, f"socks5h://127.0.0.1:{port}"))
+    found["NODE_USE_ENV_PROXY"] = "1"
+    return found
+
+
+def _hand_over_listener(channel: int) -> int:
+    """Listen on this namespace's loopback and send the socket to the supervisor (which
+    passes it to the sidecar's proxy); the port it listens on."""
+    listener = namespaces.loopback_listener()
+    sock = socket.socket(fileno=os.dup(channel))
+    try:
+        socket.send_fds(sock, [PROXY_TAG], [listener.fileno()])
+        return int(listener.getsockname()[1])
+    finally:
+        sock.close()
+        listener.close()
 
 
 def _capture(code: bytes, channel: int) -> None:

@@ -57,6 +57,9 @@ class Started:
     capture: str | None = None
     # Settled when every process of the command is gone and its capture log complete.
     captured: asyncio.Future[None] | None = None
+    # The socket listening on the command's loopback (a plan with ``proxy``): the
+    # caller's to serve (``tools.network.proxy``) and close.
+    proxy: socket.socket | None = None
 
 
 @dataclass(frozen=True)
@@ -161,9 +164,10 @@ class Supervisor:
         try:
             while not self.reader.closed:
                 for message, fds in self.reader.read():
+                    kept = self._dispatch(message, fds)
                     for fd in fds:
-                        os.close(fd)
-                    self._dispatch(message)
+                        if fd != kept:
+                            os.close(fd)
         except Exception:  # a broken supervisor: log it, fail its calls
             log.exception("the sandbox supervisor's messages could not be read")
         finally:
@@ -179,23 +183,28 @@ class Supervisor:
                 _settle(waiting.captured, None)
             self._waiting.clear()
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
+    def _dispatch(self, message: dict[str, Any], fds: list[int]) -> int | None:
+        """Settle what ``message`` answers; the descriptor it hands over, if any (the
+        caller closes the others)."""
         op = message.get("op")
         call_id = int(message.get("id", 0))
         waiting = self._waiting.get(call_id)
         if waiting is None:
-            return
+            return None
         if op == "started":
             capture = message.get("capture")
             waiting.recording = capture == "on"
+            proxy = fds[0] if message.get("proxy") and fds else None
             started = Started(
                 int(message["pid"]),
                 message.get("tmpdir"),
                 waiting.exited,
                 capture,
                 waiting.captured if capture == "on" else None,
+                socket.socket(fileno=proxy) if proxy is not None else None,
             )
             _settle(waiting.started, started)
+            return proxy
         elif op == "failed":
             self._waiting.pop(call_id, None)
             _settle(waiting.started, error=SupervisorError(str(message.get("error"))))
@@ -210,6 +219,7 @@ class Supervisor:
             waiting.captured_seen = True
             if waiting.exited_seen:
                 self._waiting.pop(call_id, None)
+        return None
 
     def close(self) -> None:
         """End the supervisor (and with it every process it started)."""

@@ -73,7 +73,14 @@ def _candidates(line: str) -> list[str]:
     return [w for w in dict.fromkeys(words) if w and not w.startswith("-")]
 
 
+# Another process's files (/proc/<pid>/environ, mem, cwd) are refused to a command by
+# Landlock's ptrace rule, for reading too: never a folder to offer a person.
+_KERNEL_FILES = ("/proc", "/sys")
+
+
 def _refusal(path: str, plan: Plan) -> Literal["outside", "protected"] | None:
+    if any(_inside(path, p) for p in _KERNEL_FILES):
+        return None
     if any(_inside(path, p) for p in [*plan.protected, *plan.masked]):
         return "protected"
     allowed = [*plan.writable, *plan.devices]
@@ -110,9 +117,9 @@ def notes(blocked: list[Blocked], network: bool, plan: Plan) -> list[str]:
     for path in protected[:MAX_NOTED]:
         lines.append(
             f"The command tried to write {path}, which commands may not change (git hooks "
-            "and config, the project's OpenCode/toolhost config and editor settings stay "
-            "read-only to them), and the sandbox stopped it. If it must change, use the edit "
-            "or write tool, whose changes the user reviews."
+            "and config, the project's OpenCode/toolhost config, editor settings and other "
+            "agents' config stay read-only to them), and the sandbox stopped it. If it must "
+            "change, use the edit or write tool, whose changes the user reviews."
         )
     hidden = len(outside) - MAX_NOTED + max(0, len(protected) - MAX_NOTED)
     if hidden > 0:

@@ -15,10 +15,12 @@ Why a process of its own, rather than forking from the sidecar:
   caller), mounts, seccomp and Landlock; and forking a small process is cheap.
 
 Requests (``wire`` frames): ``spawn`` {id, argv, env, cwd, plan} with the output
-pipe's write end, answered by ``started`` {id, pid, tmpdir} or ``failed`` {id,
-error}; ``kill`` {id}. The supervisor also sends ``exited`` {id, status} when a
-command's first process has exited (after a ``kill``, once every one of its
-processes has). ``hello`` {pid, support, tmp} comes first.
+pipe's write end, answered by ``started`` {id, pid, tmpdir, proxy} or ``failed`` {id,
+error}; ``kill`` {id}. With ``proxy`` true, ``started`` carries the listening socket on
+the command's loopback for the sidecar's proxy to accept on (``tools.network``).
+The supervisor also sends ``exited`` {id, status} when a command's first process has
+exited (after a ``kill``, once every one of its processes has). ``hello`` {pid,
+support, tmp} comes first.
 
 Each sandboxed command gets a private temp directory (``TMPDIR``, ``TMP``,
 ``TEMP``) below the supervisor's own, removed when the command ends (or, when it
@@ -37,7 +39,7 @@ import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from tools.bash.sandbox import (
     bwrap,
@@ -48,8 +50,10 @@ from tools.bash.sandbox import (
     notify,
     probe,
     proctable,
+    reach,
     seccomp,
     wire,
+    zygote,
 )
 from tools.bash.sandbox.plan import Plan
 from tools.bash.sandbox.syscalls import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl
@@ -90,15 +94,19 @@ class Guard:
     adopted: dict[int, int] = field(default_factory=dict)  # leftovers of finished calls
     stopping: bool = False
     standby: _Standby | None = None
+    forker: zygote.Zygote | None = None
 
     def __post_init__(self) -> None:
         self.reader = wire.Reader(self.sock)
         self.support = probe.probe()
         self.seccomp_code = seccomp.program() if self.support.seccomp else None
         self.capture_code = notify.program() if self.support.seccomp else None
+        self.reach_code = reach.program() if self.support.seccomp else None
         self.selector: selectors.BaseSelector = selectors.DefaultSelector()
         self.tmp_root = tempfile.mkdtemp(prefix=f"toolhost-bash-{os.getppid()}-")
         self.placeholders = masks.Placeholders()
+        self.forker = self._start_zygote()
+        self.support.scoped = self.forker is not None
 
     # ---------------------------------------------------------------- the loop
 
@@ -154,9 +162,9 @@ class Guard:
             if call is not None and call.kill is None and not call.reported:
                 self._start_kill(call)
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any], fd: int | None = None) -> None:
         try:
-            wire.send(self.sock, message)
+            wire.send(self.sock, message, [fd] if fd is not None else None)
         except OSError:
             self.stopping = True  # the sidecar is gone
 
@@ -189,9 +197,9 @@ class Guard:
                 ruleset = landlock.build(spec, plan.landlock_abi)
             if plan.engine == "bwrap":
                 argv = bwrap.argv(plan, argv, cwd)
-            pid, error, listener = self._fork(plan, argv, env, cwd, stdout, ruleset)
+            pid, error, listener, proxy = self._fork(plan, argv, env, cwd, stdout, ruleset)
         except Exception as failure:  # any failure is the command's, told
-            pid, error, listener = 0, f"preparing the sandbox: {failure}", None
+            pid, error, listener, proxy = 0, f"preparing the sandbox: {failure}", None, None
         finally:
             if ruleset is not None:
                 ruleset.close()
@@ -203,9 +211,12 @@ class Guard:
             return
         self.calls[call_id] = _Call(call_id, pid, tmpdir)
         recording = self._record(call_id, plan, listener, tmpdir)
-        self._send(
-            {"op": "started", "id": call_id, "pid": pid, "tmpdir": tmpdir, "capture": recording}
-        )
+        started = {"op": "started", "id": call_id, "pid": pid, "tmpdir": tmpdir}
+        try:
+            self._send({**started, "capture": recording, "proxy": proxy is not None}, proxy)
+        finally:
+            if proxy is not None:
+                os.close(proxy)
 
     def _record(
         self, call_id: int, plan: Plan, listener: int | str | None, tmpdir: str | None
@@ -244,36 +255,45 @@ class Guard:
         cwd: str,
         stdout: int,
         ruleset: landlock.Ruleset | None,
-    ) -> tuple[int, str, int | str | None]:
-        """(pid, "", listener) once the child has exec'd, or (0, what failed, None).
+    ) -> tuple[int, str, int | str | None, int | None]:
+        """(pid, "", listener, proxy) once the child has exec'd, or (0, what failed, None,
+        None).
 
         ``listener``: the capture filter's listener fd the child sent, or why it has
-        none (a plan without ``capture``: None).
+        none (a plan without ``capture``: None). ``proxy``: the socket listening on the
+        command's loopback (a plan with ``proxy``), else None.
 
         The child is the standby one forked while the previous command started
         (forking copies the supervisor's memory map, which costs about a
         millisecond on a virtual machine: it is paid while nobody waits for it);
         it gets the command through its socket.
         """
-        standby = self.standby or self._fork_standby()
-        self.standby = None
+        if plan.engine == "none" or self.standby is None:  # mode off: outside the scope
+            standby = self._fork_standby(scoped=plan.engine != "none")
+        else:
+            standby, self.standby = self.standby, None
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         stdin = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         fds = [stdin, stdout, status_w, *([ruleset.fd] if ruleset is not None else [])]
         try:
             order = {"plan": plan.to_json(), "argv": argv, "env": env, "cwd": cwd}
+            # A standby made by the zygote shares the commands' signal scope: an earlier
+            # command may have stopped it (SIGSTOP). Never wait on a frozen one.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(standby.pid, signal.SIGCONT)
             try:
                 wire.send(standby.sock, order, fds)
             except OSError as error:
                 standby.sock.close()
-                return 0, f"the child that was to run the command is gone ({error})", None
+                return 0, f"the child that was to run the command is gone ({error})", None, None
             os.close(status_w)
             status_w = -1
-            # The next one, while this one sets up and execs (it closes what it inherits).
-            self.standby = self._fork_standby()
+            # The next standby is made by the serve loop once this command has started
+            # (through the zygote, two forks and a round trip: not on this one's path).
             report = b""
             while chunk := os.read(status_r, 4096):
                 report += chunk
+            proxy = _proxy_listener(standby.sock) if plan.proxy and not report else None
             listener = _listener(standby.sock) if plan.capture is not None else None
         finally:
             standby.sock.close()
@@ -285,12 +305,45 @@ class Guard:
                 os.waitpid(standby.pid, 0)
             if isinstance(listener, int):
                 os.close(listener)
-            return 0, report.decode(errors="replace"), None
-        return standby.pid, "", listener
+            return 0, report.decode(errors="replace"), None, None
+        if plan.proxy and proxy is None:  # it runs without its only way out: end it
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(standby.pid, signal.SIGKILL)
+                os.waitpid(standby.pid, 0)
+            if isinstance(listener, int):
+                os.close(listener)
+            return 0, "the proxy's listener did not reach the supervisor", None, None
+        return standby.pid, "", listener, proxy
 
-    def _fork_standby(self) -> _Standby:
-        """A child that waits for the command it is to become."""
+    def _start_zygote(self) -> zygote.Zygote | None:
+        """The forker of sandboxed commands, in the domain that scopes their signals
+        (Landlock ABI 6); None where there is no such scope (and the notes say why)."""
+        if self.support.landlock_abi < 6 or "no-scope" in self.support.simulated:
+            return None
+        try:
+            return zygote.start(self.support.landlock_abi, self._become)
+        except OSError as error:
+            self.support.notes.append(str(error))
+            return None
+
+    def _fork_standby(self, scoped: bool = True) -> _Standby:
+        """A child that waits for the command it is to become; ``scoped``: made by the
+        zygote, in the domain that scopes signals (a second zygote if the first one
+        is gone), else forked here."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if scoped and self.support.scoped:
+            for _ in range(2):
+                self.forker = self.forker or self._start_zygote()
+                if self.forker is None:
+                    break
+                try:
+                    pid = self.forker.standby(theirs)
+                except OSError:
+                    self.forker.close()
+                    self.forker = None
+                    continue
+                theirs.close()
+                return _Standby(pid, ours)
         pid = os.fork()
         if pid == 0:  # the standby child
             ours.close()
@@ -298,13 +351,20 @@ class Guard:
         theirs.close()
         return _Standby(pid, ours)
 
-    def _become(self, sock: socket.socket) -> None:
+    def _become(self, sock: socket.socket) -> NoReturn:
         """In the standby child: wait for the order, then run it (never returns)."""
         try:
-            for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCHLD):
                 signal.signal(number, signal.SIG_DFL)
             signal.set_wakeup_fd(-1)
+            # Made by the zygote's fork, which exits at once: wait until this process
+            # is the supervisor's (a child subreaper) before asking to die with it.
+            deadline = time.monotonic() + 5
+            while os.getppid() != self.me and time.monotonic() < deadline:
+                time.sleep(0.0002)
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != self.me:
+                os._exit(0)
             # Nothing of the supervisor's stays open here: not its socket, nor a pipe
             # of another command (whose end of output would wait for this process).
             keep = sock.fileno()
@@ -331,6 +391,7 @@ class Guard:
                 seccomp_code=self.seccomp_code if plan.seccomp else None,
                 supervisor=self.me,
                 capture_code=self.capture_code if plan.capture is not None else None,
+                reach_code=self.reach_code if plan.engine != "none" else None,
                 channel=sock.fileno(),
             )
         finally:
@@ -348,6 +409,9 @@ class Guard:
             if pid == 0:
                 break
             self.adopted.pop(pid, None)
+            if self.forker is not None and pid == self.forker.pid:
+                self.forker.close()
+                self.forker = None  # killed by a command: the next standby starts another
             if self.standby is not None and pid == self.standby.pid:
                 self.standby.sock.close()
                 self.standby = None
@@ -379,6 +443,8 @@ class Guard:
         leaders = {c.pid for c in self.calls.values() if c.status is None}
         if self.standby is not None:
             leaders.add(self.standby.pid)
+        if self.forker is not None:
+            leaders.add(self.forker.pid)
         return {
             pid: stat.start
             for pid, stat in processes.items()
@@ -433,6 +499,8 @@ class Guard:
         """The sidecar is gone: end every process ever started, remove the temp dirs."""
         if self.standby is not None:
             self.standby.sock.close()  # it exits on its own
+        if self.forker is not None:
+            self.forker.close()  # and so does the zygote
         everyone = proctable.descendants(proctable.table(), [self.me])
         _signal(everyone, signal.SIGTERM)
         deadline = time.monotonic() + TERM_GRACE
@@ -446,6 +514,23 @@ class Guard:
                 pass
         self.placeholders.release_all()  # no command is left to use them
         shutil.rmtree(self.tmp_root, ignore_errors=True)
+
+
+def _proxy_listener(sock: socket.socket) -> int | None:
+    """The loopback listener the child sent before it exec'd (``child.PROXY_TAG``)."""
+    sock.setblocking(False)
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, len(child.PROXY_TAG), 1)
+    except (BlockingIOError, OSError):
+        return None
+    for extra in fds[1:]:
+        os.close(extra)
+    if data == child.PROXY_TAG and fds:
+        os.set_inheritable(fds[0], False)
+        return fds[0]
+    for fd in fds:
+        os.close(fd)
+    return None
 
 
 def _listener(sock: socket.socket) -> int | str:

@@ -15,12 +15,14 @@ cannot carve a hole in a granted hierarchy), so a denied path's name can still b
 listed but its contents cannot be read or run.
 
 Rights from newer ABIs are used where the kernel has them: TCP bind/connect (4),
-device ioctls (5), abstract Unix socket scoping (6).
+device ioctls (5), abstract Unix socket and signal scoping (6; ``zygote`` sets them
+once for every command).
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -61,6 +63,7 @@ FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # allowed
 BIND_TCP = 1 << 0
 CONNECT_TCP = 1 << 1
 SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+SCOPE_SIGNAL = 1 << 1
 
 _RULE_PATH_BENEATH = 1
 _CREATE_RULESET_VERSION = 1 << 0
@@ -170,6 +173,41 @@ def build(spec: Spec, abi: int) -> Ruleset:
         ruleset.close()
         raise
     return ruleset
+
+
+def scope_self(abi: int) -> None:
+    """Restrict the calling process (and all it starts) to signalling, and connecting
+    to abstract Unix sockets of, processes in its own Landlock domain or one nested in
+    it (ABI 6); no file or network right is handled, so nothing else changes."""
+    machine = arch()
+    if machine is None or abi < 6:
+        raise SyscallError(0, f"Landlock ABI {abi} has no scopes (needs 6)")
+    attr = _RulesetAttr(0, 0, SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET)
+    fd = syscall(
+        machine.landlock,
+        ctypes.byref(attr),
+        ctypes.c_size_t(ctypes.sizeof(attr)),
+        ctypes.c_uint32(0),
+        what="landlock_create_ruleset",
+    )
+    enforce(fd, abi)
+
+
+def allow(ruleset_fd: int, path: str, abi: int) -> None:
+    """In the child: every right beneath ``path``, a folder the child mounted itself
+    (its private ``/dev/shm``), which the supervisor could not name when it built the
+    ruleset.  Whether the ruleset handles reads is not known here: tried with them,
+    then without (EINVAL: a right the ruleset does not handle)."""
+    machine = arch()
+    assert machine is not None
+    for rights in (fs_rights(abi), fs_rights(abi) & ~READ):
+        try:
+            _Adder(ruleset_fd, rights, machine.landlock + 1, []).add(path, rights)
+            return
+        except OSError as error:
+            if error.errno != errno.EINVAL:
+                raise
+    raise SyscallError(errno.EINVAL, f"landlock_add_rule {path}: refused")
 
 
 def enforce(ruleset_fd: int, abi: int) -> None:

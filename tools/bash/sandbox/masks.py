@@ -20,7 +20,14 @@ import os
 # The missing protected paths that are masked, by name, and a placeholder file's text
 # (the rest are folders).  Config files toolhost reads are not masked: a new one that
 # loosens anything waits for a person (``tools.config.loosening``).
-MASKED_NAMES = frozenset({".vscode", ".nvim.lua", ".nvimrc", ".exrc", "commondir", "hooks", "info"})
+# The other agents' project config: Claude Code's MCP servers (.mcp.json), hooks,
+# commands and agents (.claude), Codex's config and notify command (.codex), the
+# skills agents follow (.agents), JetBrains' run configurations (.idea). Protected
+# for the file tools too (``tools.permission.protected``).
+AGENT_CONFIG = (".mcp.json", ".claude", ".codex", ".agents", ".idea")
+MASKED_NAMES = frozenset(
+    {".vscode", ".nvim.lua", ".nvimrc", ".exrc", "commondir", "hooks", "info", *AGENT_CONFIG}
+)
 FILE_TEXT = {"commondir": b".\n"}
 
 

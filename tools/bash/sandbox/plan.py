@@ -6,7 +6,10 @@ Engines, best first:
 - ``landlock``: Landlock for writes (and denied reads); with user namespaces also a
   mount namespace (protected paths read-only, hidden paths) and, for
   ``network: deny``, a network namespace; without them, ``network: deny`` is
-  Landlock's TCP rules plus a seccomp filter on socket families.
+  Landlock's TCP rules plus a seccomp filter on socket families. For
+  ``network: domains`` (the domain lists), a network namespace whose only way out is
+  a listener on its loopback that the sidecar's proxy serves (``tools.network``);
+  without a network namespace it cannot be, and the command gets no network at all.
 - ``bwrap``: bubblewrap, where Landlock is missing: the whole filesystem bound
   read-only but for the writable paths, protected paths re-bound read-only, hidden
   paths covered, ``--unshare-net``.
@@ -14,13 +17,18 @@ Engines, best first:
   ``mode: required`` refuses to run it; ``mode: off`` always chooses this.
 
 ``enforced`` names what the kernel holds the command to, from this list:
-``fs-write`` (writes only in the writable paths), ``fs-read`` (the denied paths
+``fs-write`` (writes only in the writable paths; with a mount namespace, nothing
+else's mode, owner, times or attributes change either), ``fs-read`` (the denied paths
 cannot be read), ``protected`` (protected paths are read-only), ``network`` (no
-network at all, loopback included) and ``processes`` (every process the command
-starts is found and ended with it; the supervisor does this for every engine).
+network at all, loopback included; with ``domains``: no way out but toolhost's proxy),
+``signals`` (no signal, priority, scheduling or limit change reaches a process the
+sandboxed commands did not start: ``zygote`` and ``reach``) and ``processes`` (every
+process the command starts is found and ended with it; the supervisor does this for
+every engine).
 ``missing`` says, in words, what the policy asked for and could not be enforced.
 ``mode: required`` refuses a command unless ``fs-write`` (and, for
-``network: deny``, ``network``) is enforced; the rest is reported, never refused.
+``network: deny``, ``network``; for ``domains``, the proxy) is enforced; the rest is
+reported, never refused.
 """
 
 from __future__ import annotations
@@ -35,11 +43,11 @@ from tools.bash.sandbox.landlock import MIN_ABI
 from tools.bash.sandbox.probe import Support
 
 Mode = Literal["auto", "required", "off"]
-Network = Literal["allow", "deny"]
+Network = Literal["allow", "deny", "domains"]
 Engine = Literal["landlock", "bwrap", "none"]
 
 MODES: tuple[Mode, ...] = ("auto", "required", "off")
-NETWORKS: tuple[Network, ...] = ("allow", "deny")
+NETWORKS: tuple[Network, ...] = ("allow", "deny", "domains")
 
 # Device files every shell may read and write (and ioctl): what `2>/dev/null`,
 # `script` and a terminal-curious program need. /dev/shm is writable (POSIX shared
@@ -90,6 +98,8 @@ class Plan:
     landlock_abi: int = 0
     namespaces: bool = False  # user + mount namespace
     netns: bool = False
+    # network "domains": the namespace's loopback gets a listener the sidecar's proxy serves
+    proxy: bool = False
     seccomp: bool = False
     bwrap: str | None = None
     # Keep what the command changes (tools.bash.sandbox.capture): {folder, roots, skip}.
@@ -139,8 +149,24 @@ def decide(policy: Policy, support: Support | None) -> Plan:
     else:
         why = f" ({notes})" if notes else ""
         plan.missing.append(f"the sandbox: neither Landlock nor bubblewrap is available{why}")
-    essential = ["fs-write", *(["network"] if policy.network == "deny" else [])]
-    if policy.mode == "required" and not all(e in plan.enforced for e in essential):
+    if plan.engine != "none" and support is not None:
+        if support.scoped and support.seccomp:
+            plan.enforced.append("signals")
+        elif not support.scoped:
+            plan.missing.append(
+                "signals: commands can still signal processes outside the sandbox "
+                "(the editor, the sidecar): this needs Landlock ABI 6 (Linux 6.12)"
+            )
+        else:
+            plan.missing.append(
+                "signals: commands can still change the priority, scheduling and limits "
+                "of processes outside the sandbox: seccomp is not available"
+            )
+    essential = ["fs-write", *(["network"] if policy.network != "allow" else [])]
+    held = all(e in plan.enforced for e in essential)
+    if policy.network == "domains" and not plan.proxy:
+        held = False  # no network at all is stricter, but not what was asked for
+    if policy.mode == "required" and not held:
         plan.refused = "; ".join(plan.missing)
     return plan
 
@@ -167,6 +193,13 @@ def _landlock(plan: Plan, policy: Policy, support: Support) -> None:
         if plan.protected or plan.masked:
             plan.enforced.append("protected")
     else:
+        plan.missing.append(
+            _without_userns(
+                "modes, owners, times and attributes of files outside the writable "
+                "folders can still be changed",
+                support,
+            )
+        )
         if plan.protected:
             plan.missing.append(_without_userns("protected paths are not read-only", support))
         secrets = _existing(policy.secrets)
@@ -176,7 +209,13 @@ def _landlock(plan: Plan, policy: Policy, support: Support) -> None:
         plan.protected, plan.pinned, plan.hidden, plan.masked = [], [], [], []
     if plan.read_denied and "fs-read" not in plan.enforced:
         plan.enforced.append("fs-read")
-    if policy.network == "deny":
+    if policy.network == "domains" and support.netns:
+        plan.netns = plan.proxy = True
+        plan.enforced.append("network")
+    elif policy.network != "allow":
+        if policy.network == "domains":
+            plan.missing.append(_no_domains(support))
+            plan.network = "deny"
         if support.netns:
             plan.netns = True
             plan.enforced.append("network")
@@ -198,9 +237,25 @@ def _bwrap(plan: Plan, policy: Policy, support: Support) -> None:
         plan.enforced.append("fs-read")
     if plan.protected or plan.masked:
         plan.enforced.append("protected")
-    if policy.network == "deny":
+    if policy.network == "domains" and support.netns:
+        # The child makes the network namespace (and the proxy's listener in it) and
+        # runs bubblewrap inside it, without a namespace of bubblewrap's own.
+        plan.proxy = True
+        plan.enforced.append("network")
+    elif policy.network != "allow":
+        if policy.network == "domains":
+            plan.missing.append(_no_domains(support))
+            plan.network = "deny"
         plan.netns = True
         plan.enforced.append("network")
+
+
+def _no_domains(support: Support) -> str:
+    why = next((n for n in support.notes if "namespace" in n), "")
+    return (
+        "network by domain: it needs a network namespace "
+        f"({why or 'user namespaces are not available'}); commands get no network at all"
+    )
 
 
 def _without_userns(what: str, support: Support) -> str:

@@ -1,15 +1,16 @@
 """What this machine's kernel lets an unprivileged process do, found by trying it.
 
 Each mechanism is tried for real, once per supervisor: Landlock's ABI version, a
-user + mount + network namespace with a read-only bind mount (in a forked child,
-since ``unshare(CLONE_NEWUSER)`` refuses a multi-threaded caller), seccomp, and
-bubblewrap running ``true``.
+user + mount + network namespace with read-only bind mounts and a read-only root (in
+a forked child, since ``unshare(CLONE_NEWUSER)`` refuses a multi-threaded caller),
+seccomp, and bubblewrap running ``true``.
 
 ``TOOLHOST_SANDBOX_SIMULATE`` pretends some of them are missing, for tests and for
 trying the fallbacks: a comma-separated list of ``no-landlock``, ``no-userns``,
-``no-seccomp``, ``no-bwrap``, or ``none`` for all four. It only ever takes
-mechanisms away, and is read from the supervisor's environment (the sidecar's),
-which a command run by the agent cannot change.
+``no-seccomp``, ``no-bwrap``, ``no-scope`` (no shared signal scope: ``zygote``), or
+``none`` for all. It only ever takes mechanisms away, and is read from the
+supervisor's environment (the sidecar's), which a command run by the agent cannot
+change.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from tools.bash.sandbox import landlock, namespaces
 from tools.bash.sandbox.syscalls import CLONE_NEWNET, arch, unshare
 
 SIMULATE_VAR = "TOOLHOST_SANDBOX_SIMULATE"
-SIMULATIONS = frozenset({"no-landlock", "no-userns", "no-seccomp", "no-bwrap"})
+SIMULATIONS = frozenset({"no-landlock", "no-userns", "no-seccomp", "no-bwrap", "no-scope"})
 
 _NAMESPACES_OK = 0
 _NO_USERNS = 10
@@ -42,6 +43,9 @@ class Support:
     bwrap: str | None = None  # path of a bubblewrap that works here
     simulated: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # why something is missing
+    # Sandboxed commands share a Landlock domain scoping signals (``zygote``): set by
+    # the supervisor once its zygote runs, not by ``probe``.
+    scoped: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +72,7 @@ def probe() -> Support:
         "no-userns": "user namespaces",
         "no-seccomp": "seccomp",
         "no-bwrap": "bubblewrap",
+        "no-scope": "Landlock's signal scope",
     }
     for name in sorted(missing):
         support.notes.append(f"{names[name]} simulated missing ({SIMULATE_VAR})")
@@ -107,6 +112,7 @@ def _try_namespaces() -> int:
                 namespaces.enter(os.getuid(), os.getgid(), network=False)
                 code = _NO_MOUNT
                 namespaces.read_only(scratch)
+                namespaces.writable_only([scratch])
                 code = _NO_NETNS
                 unshare(CLONE_NEWNET)
                 code = _NAMESPACES_OK

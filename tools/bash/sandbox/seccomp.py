@@ -26,8 +26,8 @@ from tools.bash.sandbox.syscalls import (
 )
 
 SECCOMP_MODE_FILTER = 2
-_RET_ALLOW = 0x7FFF0000
-_RET_ERRNO = 0x00050000
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
 _LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
@@ -46,14 +46,23 @@ _COMPAT = {
 
 # An instruction with symbolic jumps: an int is relative, a str names a label.
 _Jump = int | str
-_Insn = tuple[int, int, _Jump, _Jump]
+Insn = tuple[int, int, _Jump, _Jump]
+
+
+def load(offset: int) -> Insn:
+    """A = the 32-bit word at ``offset`` in seccomp_data."""
+    return (_LD_ABS, offset, 0, 0)
+
+
+def jeq(value: int, then: _Jump, otherwise: _Jump) -> Insn:
+    return (_JEQ, value, then, otherwise)
 
 
 def _abi_block(
     label: str, socket_nr: int, socketcall: int, io_uring: int, x32: int
-) -> list[str | _Insn]:
+) -> list[str | Insn]:
     """Checks for one system call ABI: deny io_uring, socketcall and non-local sockets."""
-    block: list[str | _Insn] = [label, (_LD_ABS, 0, 0, 0)]  # seccomp_data.nr
+    block: list[str | Insn] = [label, (_LD_ABS, 0, 0, 0)]  # seccomp_data.nr
     if x32:
         block.append((_JGE, x32, "deny", 0))
     block.append((_JEQ, io_uring, "deny", 0))
@@ -72,21 +81,21 @@ def program() -> bytes | None:
     if machine is None:
         return None
     compat = _COMPAT.get(machine.name)
-    source: list[str | _Insn] = [(_LD_ABS, 4, 0, 0)]  # seccomp_data.arch
+    source: list[str | Insn] = [(_LD_ABS, 4, 0, 0)]  # seccomp_data.arch
     source.append((_JEQ, machine.audit, "native", 0))
     source.append(
-        (_JEQ, compat[0], "compat", "deny") if compat else (_RET, _RET_ERRNO | errno.ENOSYS, 0, 0)
+        (_JEQ, compat[0], "compat", "deny") if compat else (_RET, RET_ERRNO | errno.ENOSYS, 0, 0)
     )
     source += _abi_block("native", machine.socket, -1, machine.io_uring_setup, machine.x32_bit)
     if compat:
         source += _abi_block("compat", compat[1], compat[2], compat[3], 0)
-    source += ["allow", (_RET, _RET_ALLOW, 0, 0), "deny", (_RET, _RET_ERRNO | errno.EACCES, 0, 0)]
-    return _assemble(source)
+    source += ["allow", (_RET, RET_ALLOW, 0, 0), "deny", (_RET, RET_ERRNO | errno.EACCES, 0, 0)]
+    return assemble(source)
 
 
-def _assemble(source: list[str | _Insn]) -> bytes:
+def assemble(source: list[str | Insn]) -> bytes:
     labels: dict[str, int] = {}
-    insns: list[_Insn] = []
+    insns: list[Insn] = []
     for item in source:
         if isinstance(item, str):
             labels[item] = len(insns)

@@ -23,26 +23,35 @@ asks still apply, commands are not stopped.
 
 Hidden (where a mount namespace can: covered by an empty directory or
 /dev/null): the sockets through which a command could ask a program outside the
-sandbox to run something for it (``DEFAULT_HIDDEN``), or ``sandbox.hidden``.
+sandbox to run something for it (``DEFAULT_HIDDEN``), and with them every Unix
+socket listening when the command starts (``/proc/net/unix``) that this user's
+programs serve (the file is this user's), the display's and the system bus, outside
+the writable folders: ssh-agent, gpg-agent, a terminal's or an IDE's remote control,
+whatever the list does not name (``listening_sockets``). ``sandbox.hidden`` replaces
+both with its own list.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from tools.bash.sandbox.masks import AGENT_CONFIG
 from tools.bash.sandbox.plan import MODES, NETWORKS, Mode, Network, Policy
 from tools.config.dirs import secret_dirs
-from tools.config.effective import Config
+from tools.config.effective import Config, NetworkLists
 from tools.permission.git_files import protected_git_paths
 from tools.permission.rules import Rule, expand_home, wildcard_match
 
 # Paths in a project that code outside the sandbox runs or obeys: git hooks and
 # config (core.hooksPath, core.fsmonitor, aliases), a linked worktree's .git file
 # (it names the git dir), the project's OpenCode/toolhost config and custom tools,
-# and editor settings that run tasks or code when the project is opened.
+# editor settings that run tasks or code when the project is opened, and the other
+# agents' project config (their MCP servers, hooks and notify commands run; their
+# commands and skills are instructions they follow).
 PROTECTED = (
     ".git/hooks",
     ".git/config",
@@ -53,6 +62,7 @@ PROTECTED = (
     ".nvim.lua",
     ".nvimrc",
     ".exrc",
+    *AGENT_CONFIG,
 )
 
 # Package caches everyday builds write to ($XDG_CACHE_HOME or ~/.cache covers pip,
@@ -102,6 +112,20 @@ DEFAULT_HIDDEN = (
     "/var/run/docker.sock",
 )
 
+# Where a command could still have names looked up for it while its network is cut:
+# the system resolver's sockets (systemd-resolved's varlink, nscd), the D-Bus system
+# bus (resolved's API), avahi (mDNS). Each lookup of `<secret>.evil.com` carries data out.
+NETWORK_HIDDEN = (
+    "/run/systemd/resolve/io.systemd.Resolve",
+    "/run/systemd/resolve/io.systemd.Resolve.Monitor",
+    "/run/nscd/socket",
+    "/var/run/nscd/socket",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+    "/run/avahi-daemon/socket",
+    "/var/run/avahi-daemon/socket",
+)
+
 # A pattern that names one path: no wildcard before an optional trailing /* or /**.
 _WILDCARDS = frozenset("*?[")
 
@@ -115,7 +139,7 @@ def policy(
     extra_writable: Iterable[str] = (),
 ) -> Policy:
     settings = config.sandbox
-    network: Network = next((n for n in NETWORKS if n == settings.network), "allow")
+    network = network_mode(config)
     roots = _unique([str(worktree), str(directory)])
     writable = [
         *roots,
@@ -135,6 +159,11 @@ def policy(
         writable += linked_git_dirs(worktree)
     read_denied = [_project_path(p, worktree) for p in literal_paths(rules, "read", "deny")]
     hidden = hidden_paths(settings.hidden)
+    if settings.hidden is None:
+        covered = [*hidden, *secret_dirs()]
+        hidden += [p for p in listening_sockets(writable) if not _below_any(p, covered)]
+    if network != "allow":
+        hidden += [p for p in hidden_paths(NETWORK_HIDDEN) if p not in hidden]
     return Policy(
         mode=mode(config),
         network=network,
@@ -151,6 +180,14 @@ def cache_paths(config: Config) -> list[str]:
     caches = config.sandbox.caches
     found = caches if caches is not None else (cache_home(), *DEFAULT_CACHES)
     return [os.path.normpath(expand_home(c)) for c in found]
+
+
+def network_mode(config: Config) -> Network:
+    """``allow``, ``deny``, or ``domains`` for the lists (``tools.network``)."""
+    value = config.sandbox.network
+    if isinstance(value, NetworkLists):
+        return "domains"
+    return next((n for n in NETWORKS if n == value and n != "domains"), "allow")
 
 
 def mode(config: Config) -> Mode:
@@ -224,6 +261,57 @@ def hidden_paths(configured: Sequence[str] | None) -> list[str]:
                 pattern = os.path.join(runtime, pattern)
             found += sorted(glob.glob(pattern)) if _WILDCARDS & set(pattern) else [pattern]
     return found
+
+
+# Sockets a command may still reach: the journal (logging) and the name services
+# (users, hosts), which only answer questions.
+KEPT_SOCKETS = (
+    "/dev/log",
+    "/run/systemd/journal/",
+    "/run/systemd/resolve/",
+    "/run/systemd/userdb/",
+    "/run/nscd/",
+    "/var/run/nscd/",
+)
+# Served by another user but acting for this one: the display (keystrokes into any
+# window) and the system bus (polkit grants the active session's user more).
+OTHERS_HIDDEN = ("/tmp/.X11-unix/", "/run/dbus/", "/var/run/dbus/")
+_LISTENING = 0x10000  # __SO_ACCEPTCON in /proc/net/unix's Flags
+
+
+def listening_sockets(writable: Sequence[str]) -> list[str]:
+    """The Unix sockets listening on this machine (by path, abstract ones aside) that
+    a command must not reach: this user's, the display's and the system bus, outside
+    ``writable`` (a server the command's own earlier job runs there stays reachable),
+    but for ``KEPT_SOCKETS``."""
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as table:
+            lines = table.read().splitlines()[1:]
+    except OSError:
+        return []
+    roots = [os.path.realpath(w) for w in writable]
+    uid = os.getuid()
+    found: list[str] = []
+    for line in lines:
+        if " 00010000 " not in line:  # the common case, cheaply: not listening
+            continue
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not int(fields[3], 16) & _LISTENING or fields[7][0] != "/":
+            continue
+        path = fields[7]
+        if path.startswith(KEPT_SOCKETS) or _below_any(path, roots) or path in found:
+            continue
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue  # gone, or bound in another mount namespace
+        if stat.S_ISSOCK(info.st_mode) and (info.st_uid == uid or path.startswith(OTHERS_HIDDEN)):
+            found.append(path)
+    return found
+
+
+def _below_any(path: str, folders: Iterable[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
 def _placeholders_filled(pattern: str) -> list[str]:

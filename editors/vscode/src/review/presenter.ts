@@ -266,7 +266,7 @@ export class ReviewPresenter implements vscode.Disposable {
   }
 
   private async notify(review: Review): Promise<void> {
-    const warn = ['bash', 'external_directory', 'doom_loop'].includes(review.params.permission);
+    const warn = ['bash', 'external_directory', 'doom_loop', 'network'].includes(review.params.permission);
     const show =
       warn || review.overlapping.length
         ? vscode.window.showWarningMessage
@@ -387,11 +387,12 @@ function message(review: Review): string {
 
 /** What a review that is not an edit would do, in words. */
 function askOf(review: Review): string {
-  const command = review.params.metadata.command;
+  const { command, port } = review.params.metadata;
   return askInWords(
     review.params.permission,
     review.params.patterns,
     typeof command === 'string' ? oneLine(command) : undefined,
+    typeof port === 'number' ? port : undefined,
   );
 }
 

@@ -24,6 +24,11 @@ export function describePattern(permission: string, pattern: string): string {
   if (permission === 'webfetch') {
     return pattern === '*' ? 'fetching any URL' : `fetching ${code(pattern)}`;
   }
+  if (permission === 'network') {
+    if (pattern === '*') return 'network access to every host';
+    if (pattern.startsWith('*.')) return `network access to every name below ${code(pattern.slice(2))}`;
+    return `network access to ${code(pattern)}`;
+  }
   return pattern === '*' ? `every ${code(permission)} request` : `${code(permission)} for ${code(pattern)}`;
 }
 
@@ -52,8 +57,17 @@ export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
 
-/** What an ask that is not an edit would do, in words: "run `make`", "fetch `https://…`". */
-export function askInWords(permission: string, patterns: readonly string[], command?: string): string {
+/**
+ * What an ask that is not an edit would do, in words: "run `make`", "fetch `https://…`",
+ * "connect to `pypi.org` (port 8443) while running `pip install x`" (`port` only for a
+ * network ask, and only said when it is not 80 or 443).
+ */
+export function askInWords(
+  permission: string,
+  patterns: readonly string[],
+  command?: string,
+  port?: number,
+): string {
   const list = (items: readonly string[]) => items.map(code).join(', ');
   switch (permission) {
     case 'bash':
@@ -62,6 +76,10 @@ export function askInWords(permission: string, patterns: readonly string[], comm
       return `use files outside the project, in ${list(patterns.map((p) => p.replace(/\/\*{1,2}$/, '/')))}`;
     case 'webfetch':
       return `fetch ${list(patterns)}`;
+    case 'network': {
+      const on = port && port !== 80 && port !== 443 ? ` (port ${port})` : '';
+      return `connect to ${list(patterns)}${on}${command ? ` while running ${code(command)}` : ''}`;
+    }
     case 'websearch':
       return `search the web for ${list(patterns)}`;
     case 'read':

@@ -145,8 +145,13 @@ function M.build(review, position, count, width)
       end
       return lines, info, marks
     end
+    local port = params.permission == "network" and tonumber(metadata.port)
     for _, pattern in ipairs(type(params.patterns) == "table" and params.patterns or {}) do
-      add("    " .. tostring(pattern))
+      local shown = tostring(pattern)
+      if port and port ~= 80 and port ~= 443 then
+        shown = ("%s (port %d)"):format(shown, port)
+      end
+      add("    " .. shown)
     end
     if type(metadata.command) == "string" then
       add("")

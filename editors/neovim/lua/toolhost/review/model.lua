@@ -101,6 +101,7 @@ local WOULD = {
   bash = "%s would run:",
   external_directory = "%s would reach these places outside the project:",
   webfetch = "%s would fetch:",
+  network = "%s would connect to:",
   read = "%s would read:",
   glob = "%s would list the files matching:",
   grep = "%s would search the files for:",
