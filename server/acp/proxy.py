@@ -18,6 +18,8 @@ Every message is relayed unchanged except:
 An agent that exits fails every request still waiting for it, with its status and
 the end of its stderr, and then the proxy exits; one that does not answer
 ``initialize``, ``session/new`` or ``session/load`` in time has that request failed.
+When the proxy ends (its client closed, SIGTERM, SIGHUP, or killed), the agent's whole
+process group ends with it (``server.acp.reaper``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 from server.acp import reviews, turns
 from server.acp.agents import Agent
 from server.acp.client_methods import METHODS, ClientMethods
+from server.acp.reaper import Reaper, end_group
 from server.acp.relay import SessionLink
 from server.acp.startlock import StartLock
 from server.acp.upstream import OwnSidecar
@@ -79,6 +82,7 @@ class Proxy:
         self.client: LinePeer | None = None
         self.child: LinePeer | None = None
         self.process: asyncio.subprocess.Process | None = None
+        self.reaper: Reaper | None = None
         self.stderr_tail = b""
         self.pending: dict[Any, str] = {}  # client request id -> method, until answered
         self.links: dict[str, SessionLink] = {}  # ACP session id -> its link
@@ -107,26 +111,29 @@ class Proxy:
                 stderr=asyncio.subprocess.PIPE,
                 env={**os.environ, **self.agent.env},
                 limit=LINE_LIMIT,
+                start_new_session=True,  # its own process group, ended whole (server.acp.reaper)
                 preexec_fn=functools.partial(_end_with, os.getpid()),
             )
         except OSError as error:
             print(f"toolhost acp: cannot start {self.agent.argv[0]}: {error}", file=sys.stderr)
             return 127
+        self.reaper = Reaper(self.process.pid)
         assert self.process.stdout and self.process.stdin
         self.child = LinePeer("agent", self.process.stdout, self.process.stdin, self._from_child)
         relay = asyncio.create_task(self._client_loop())
         child_done = asyncio.create_task(self._child_lifetime())
         client_done = asyncio.create_task(self.client.run())
         stderr = asyncio.create_task(self._copy_stderr())
+        stopped = asyncio.create_task(_terminated())
         finished, _ = await asyncio.wait(
-            {child_done, client_done}, return_when=asyncio.FIRST_COMPLETED
+            {child_done, client_done, stopped}, return_when=asyncio.FIRST_COMPLETED
         )
         status = 0
         if child_done in finished:
             status = 1 if self.pending else 0
         relay.cancel()
         await self._shutdown()
-        for task in (child_done, client_done, stderr):
+        for task in (child_done, client_done, stderr, stopped):
             task.cancel()
         return status
 
@@ -154,19 +161,18 @@ class Proxy:
     async def _shutdown(self) -> None:
         self.start_lock.release()
         self.methods.close()
-        if self.process is not None and self.process.returncode is None:
-            with contextlib.suppress(OSError, RuntimeError):
-                assert self.process.stdin is not None
-                self.process.stdin.close()
-            try:
-                await asyncio.wait_for(self.process.wait(), 3)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    self.process.terminate()
-                try:
+        if self.process is not None:
+            if self.process.returncode is None:
+                with contextlib.suppress(OSError, RuntimeError):
+                    assert self.process.stdin is not None
+                    self.process.stdin.close()
+                with contextlib.suppress(TimeoutError):  # a clean end of its own first
                     await asyncio.wait_for(self.process.wait(), 3)
-                except TimeoutError:
-                    self.process.kill()
+            # Then the whole group: what a launcher started stays when the launcher ends.
+            await asyncio.to_thread(end_group, self.process.pid)
+            await self.process.wait()
+        if self.reaper is not None:
+            await asyncio.to_thread(self.reaper.release)
         for link in self.by_toolhost.values():
             await link.close()
         for started in self.sidecars.values():
@@ -418,6 +424,19 @@ def _advertise_client_methods(params: dict[str, Any]) -> None:
     fs: dict[str, Any] = found if isinstance(found, dict) else {}
     capabilities["fs"] = {**fs, "readTextFile": True, "writeTextFile": True}
     capabilities["terminal"] = True
+
+
+async def _terminated() -> None:
+    """Until the proxy gets SIGTERM or SIGHUP: it then ends as when its client closes."""
+    loop = asyncio.get_running_loop()
+    ended = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, ended.set)
+    try:
+        await ended.wait()
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
 
 
 def _end_with(proxy: int) -> None:

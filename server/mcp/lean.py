@@ -10,8 +10,9 @@ for message (``tests/mcp/test_lean_door.py`` holds the two doors to the same ans
 - ``initialize`` (the client's revision when it is a handshake one, else 2025-11-25),
   ``notifications/initialized``, ``ping``;
 - ``tools/list`` and ``tools/call`` (refused with -32602 before ``initialize``), a call's
-  ``progressToken`` as ``notifications/progress``, ``notifications/cancelled`` cancelling
-  the call (which is then not answered);
+  ``progressToken`` as ``notifications/progress`` with a heartbeat while the tool is quiet
+  (``server.mcp.progress``), ``notifications/cancelled`` cancelling the call (which is
+  then not answered);
 - a permission ask as ``elicitation/create`` (a form) when the client declared
   elicitation, and ``notifications/tools/list_changed`` when the catalogue changes;
 - -32601 for every other method, -32700 for a line that is not JSON.
@@ -34,7 +35,8 @@ import orjson
 from server import __version__
 from server.mcp.backend import Backend, CallHooks, turn_of
 from server.mcp.catalogue import error_result, mcp_result, mcp_tool
-from server.mcp.prompts import ASK_SCHEMA, INSTRUCTIONS, ask_message, progress_message, reply_of
+from server.mcp.progress import CallProgress
+from server.mcp.prompts import ASK_SCHEMA, INSTRUCTIONS, ask_message, reply_of
 
 log = logging.getLogger("toolhost.mcp")
 
@@ -76,6 +78,7 @@ class LeanMcp:
         self.client_capabilities: dict[str, Any] = {}
         self._calls: dict[Any, asyncio.Task[dict[str, Any]]] = {}  # request id -> its task
         self._cancelled: set[Any] = set()  # request ids the client cancelled
+        self._progress_of: dict[Any, CallProgress] = {}  # a running call's notifications
         self._answers: dict[Any, asyncio.Future[Any]] = {}  # our request id -> its answer
         self._ids = itertools.count(1)
         self.closed = False
@@ -126,6 +129,8 @@ class LeanMcp:
     def close(self) -> None:
         """The client is gone: stop writing, end the calls and the asks in flight."""
         self.closed = True
+        for progress in self._progress_of.values():
+            progress.end()
         for task in list(self._calls.values()):
             task.cancel()
         for future in self._answers.values():
@@ -149,7 +154,10 @@ class LeanMcp:
         elif method == "ping":
             self.answer(request_id, {})
         else:
-            coroutine = self._list(params) if method == "tools/list" else self._call(params)
+            if method == "tools/list":
+                coroutine = self._list(params)
+            else:
+                coroutine = self._call(params, request_id)
             task = asyncio.get_running_loop().create_task(coroutine)
             self._calls[request_id] = task
             task.add_done_callback(lambda done: self._finished(request_id, done))
@@ -197,7 +205,7 @@ class LeanMcp:
             raise _InvalidParams
         return {"tools": [mcp_tool(tool) for tool in await self.backend.list_tools()]}
 
-    async def _call(self, params: Any) -> dict[str, Any]:
+    async def _call(self, params: Any, request_id: Any) -> dict[str, Any]:
         if not isinstance(params, dict) or not isinstance(params.get("name"), str):
             raise _InvalidParams
         arguments = params.get("arguments")
@@ -206,7 +214,10 @@ class LeanMcp:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         elicit = self._elicit if self._can_elicit() else None
-        hooks = CallHooks(self._progress(token), elicit, turn_of(meta))
+        progress = self._progress(token)
+        if progress is not None:
+            self._progress_of[request_id] = progress
+        hooks = CallHooks(progress.push if progress is not None else _ignore, elicit, turn_of(meta))
         name = params["name"]
         try:
             return mcp_result(await self.backend.call(name, arguments or {}, hooks))
@@ -218,25 +229,25 @@ class LeanMcp:
                 f"toolhost failed unexpectedly while running {name} ({error}). You may "
                 "retry, or continue another way."
             )
+        finally:
+            if progress is not None:
+                progress.end()
+                self._progress_of.pop(request_id, None)
 
     # -- what a call sends the client -------------------------------------------
 
-    def _progress(self, token: Any) -> Callable[[dict[str, Any]], None]:
+    def _progress(self, token: Any) -> CallProgress | None:
+        """The call's progress notifications and heartbeat; None without a token."""
         if not isinstance(token, str | int) or isinstance(token, bool):
-            return _ignore
-        count = itertools.count(1)
+            return None
 
-        def report(update: dict[str, Any]) -> None:
-            params = {"progressToken": token, "progress": next(count)}
-            self.send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/progress",
-                    "params": {**params, "message": progress_message(update)},
-                }
-            )
+        def send(count: int, message: str) -> None:
+            params = {"progressToken": token, "progress": count, "message": message}
+            self.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
-        return report
+        progress = CallProgress(send)
+        progress.start()
+        return progress
 
     def _can_elicit(self) -> bool:
         """The client declared form elicitation (an empty ``elicitation`` means form)."""
@@ -281,6 +292,9 @@ class LeanMcp:
             task = self._calls.get(request_id)
             if task is not None:
                 self._cancelled.add(request_id)
+                progress = self._progress_of.pop(request_id, None)
+                if progress is not None:  # not a word more about a withdrawn call
+                    progress.end()
                 task.cancel()
 
     async def tools_changed(self) -> None:

@@ -23,7 +23,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from server import __version__
 from server.mcp.backend import Backend, CallHooks, turn_of
 from server.mcp.catalogue import error_result, mcp_result, mcp_tool
-from server.mcp.prompts import ASK_SCHEMA, INSTRUCTIONS, ask_message, progress_message, reply_of
+from server.mcp.progress import CallProgress
+from server.mcp.prompts import ASK_SCHEMA, INSTRUCTIONS, ask_message, reply_of
 
 log = logging.getLogger("toolhost.mcp")
 
@@ -76,7 +77,7 @@ class ToolhostMcp:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        progress = ProgressPump(ctx.session)
+        progress = ProgressPump(ctx.session, has_progress_token(ctx.meta))
         hooks = CallHooks(progress.push, elicit_hook(ctx), turn_of(params.meta))
         try:
             result = mcp_result(await self.backend.call(params.name, params.arguments or {}, hooks))
@@ -121,30 +122,45 @@ def elicit_hook(ctx: ServerRequestContext[Any]) -> Any:
     return elicit
 
 
-class ProgressPump:
-    """A running tool's updates as progress notifications, in order, all sent before
-    the result (nothing is sent when the call carried no progress token)."""
+def has_progress_token(meta: Any) -> bool:
+    """The request asked for progress (the SDK's ``ctx.meta`` names the token by its
+    Python field name)."""
+    token = meta.get("progress_token") if isinstance(meta, dict) else None
+    return isinstance(token, str | int) and not isinstance(token, bool)
 
-    def __init__(self, session: ServerSession) -> None:
+
+class ProgressPump:
+    """A running tool's updates, and the heartbeat while it is quiet
+    (``server.mcp.progress``), as progress notifications in order, all sent before the
+    result (nothing when the call carried no progress token)."""
+
+    def __init__(self, session: ServerSession, wanted: bool) -> None:
         self.session = session
-        self.count = 0
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.queue: asyncio.Queue[tuple[int, str] | None] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
+        self.progress = CallProgress(self._queue) if wanted else None
+        if self.progress is not None:
+            self.progress.start()
 
     def push(self, update: dict[str, Any]) -> None:
+        if self.progress is not None:
+            self.progress.push(update)
+
+    def _queue(self, count: int, message: str) -> None:
         if self.task is None:
             self.task = asyncio.get_running_loop().create_task(self._send())
-        self.queue.put_nowait(progress_message(update))
+        self.queue.put_nowait((count, message))
 
     async def _send(self) -> None:
-        while (message := await self.queue.get()) is not None:
-            self.count += 1
+        while (item := await self.queue.get()) is not None:
             try:
-                await self.session.report_progress(self.count, None, message)
+                await self.session.report_progress(item[0], None, item[1])
             except Exception as error:  # the client went away
                 log.debug("progress not sent: %s", error)
 
     async def close(self) -> None:
+        if self.progress is not None:
+            self.progress.end()
         if self.task is None:
             return
         self.queue.put_nowait(None)

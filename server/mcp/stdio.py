@@ -112,10 +112,47 @@ async def serve_stdio(backend: Backend) -> None:
     if opening is None:
         return
     connection = Connection(writer, reader, opening, later, (stdin.fileno(), stdout.fileno()))
-    if os.environ.get("TOOLHOST_MCP_ENGINE") != "sdk" and opens_a_handshake(_json(opening)):
+    if os.environ.get("TOOLHOST_MCP_ENGINE") == "sdk":
+        await _serve_sdk(backend, connection)
+    elif opens_a_handshake(_json(opening)) or await _handshake_while_loading(connection):
         await _serve_lean(backend, connection)
     else:
         await _serve_sdk(backend, connection)
+
+
+async def _handshake_while_loading(connection: Connection) -> bool:
+    """Whether the client sent a handshake ``initialize`` while the SDK's door was still
+    loading for its first message (the 2026-07-28 revision's ``server/discover``).
+
+    Claude Code opens with ``server/discover`` and, when no answer comes within about
+    2.5 s, falls back to ``initialize``; the SDK's door, once loaded, refuses that (the
+    connection serves 2026-07-28). Loading it takes about a second, several on a loaded
+    machine: so while it loads, a handshake is served by the lean door instead, which
+    answers the opening as a handshake-era server does (method not found)."""
+    loading = asyncio.ensure_future(asyncio.to_thread(_load_sdk_door))
+    held: list[bytes] = []
+    handshake = False
+    while not loading.done() and not handshake:
+        line = asyncio.ensure_future(connection.later.get())
+        await asyncio.wait({loading, line}, return_when=asyncio.FIRST_COMPLETED)
+        if line.done():
+            held.append(line.result() or b"")
+            handshake = opens_a_handshake(_json(held[-1]))
+        else:
+            line.cancel()
+    while not connection.later.empty():  # the lines held here go back first, in order
+        held.append(connection.later.get_nowait() or b"")
+    for item in held:
+        connection.later.put_nowait(item)
+    if handshake:
+        log.info("the client sent initialize while the SDK loaded: serving the handshake")
+    return handshake
+
+
+def _load_sdk_door() -> None:
+    import mcp.server.stdio  # noqa: F401  (about a second of imports)
+
+    import server.mcp.server  # noqa: F401
 
 
 async def _first_line(first: asyncio.Future[bytes], reader: LineReader) -> bytes | None:

@@ -14,6 +14,7 @@ Each agent's switches, from its own docs and source (the versions the tests run)
   shell (``shell_tool``, ``unified_exec``) and its freeform ``apply_patch``
   (``apply_patch_freeform``). Codex 0.171 refuses ``include_apply_patch_tool`` under
   ``--strict-config`` (codex-acp's older core still reads it), so setup leaves it out.
+  ``tool_timeout_sec`` is raised (``LONG_CALL_SECONDS``); so is Gemini CLI's ``timeout``.
 - OpenCode: ``opencode.json``'s ``mcp`` entry, and its ``tools`` map turning built-ins off.
   toolhost reads OpenCode's config files as its own, so a ``tools`` map there would turn
   toolhost's own tools of the same names off too: the map goes into
@@ -42,6 +43,13 @@ CLAUDE_CODE_OFF = tuple(name for name in CLAUDE_OFF if name not in ("MultiEdit",
 # would take toolhost's `glob` with it.
 GEMINI_CLI_OFF = tuple(name for name in GEMINI_OFF if name != "glob")
 Change = Callable[[Document], None]
+# Codex (`tool_timeout_sec`, 300 s by default in 0.171) and Gemini CLI (`timeout`, 600 s in
+# 0.61) cut a tool call at a hard limit that progress notifications do not extend, so a
+# test suite or a build run through toolhost's bash would be cut halfway. bash has a
+# timeout of its own (the model's, 2 minutes unless it asks for more): toolhost's limit
+# there is an hour. (OpenCode and Claude Code restart their timer on progress, which
+# toolhost sends while a call runs: nothing to set.)
+LONG_CALL_SECONDS = 3600
 
 
 @dataclass
@@ -104,6 +112,7 @@ def _codex(toolhost: list[str], project: Path | None) -> Plan:
         for key, value in (("command", toolhost[0]), ("args", [*toolhost[1:], "mcp"])):
             doc.put(["mcp_servers", "toolhost", key], value)
         doc.put(["mcp_servers", "toolhost", "required"], True)
+        doc.put(["mcp_servers", "toolhost", "tool_timeout_sec"], LONG_CALL_SECONDS)
         for override in CODEX_OFF:
             dotted, _, value = override.partition("=")
             if dotted.startswith("features."):  # Codex 0.171 knows no include_apply_patch_tool
@@ -138,7 +147,11 @@ def _opencode(toolhost: list[str], project: Path | None) -> Plan:
 
 def _gemini(toolhost: list[str], project: Path | None) -> Plan:
     path = (project if project is not None else _home()) / ".gemini" / "settings.json"
-    server = {"command": toolhost[0], "args": [*toolhost[1:], "mcp"]}
+    server = {
+        "command": toolhost[0],
+        "args": [*toolhost[1:], "mcp"],
+        "timeout": LONG_CALL_SECONDS * 1000,
+    }
 
     def exclude(doc: Document) -> None:
         flat = "excludeTools" in doc.data  # the settings layout before Gemini CLI 0.3

@@ -20,7 +20,8 @@ JSON ``{"step": i, "result": ...}``, and the prompt ends with ``end_turn``.
 ``SCRIPTED_AGENT_LOG`` names a file that gets one JSON line per message received.
 ``SCRIPTED_AGENT_SETUP`` names the state file a first start makes (as OpenCode makes its
 database): while one start makes it (a second), another start at the same time exits 1
-with "database is locked".
+with "database is locked". With ``SCRIPTED_AGENT_STAYS`` set it does not exit when its
+stdin closes (as codex-acp).
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ class Agent:
                 task = loop.create_task(self.answer(message))
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
+        if os.environ.get("SCRIPTED_AGENT_STAYS"):  # as codex-acp: its MCP clients hold it
+            await asyncio.sleep(3600)
         os._exit(0)  # stdin closed: gone at once (its MCP clients would hold the exit)
 
     async def answer(self, message: dict[str, Any]) -> None:

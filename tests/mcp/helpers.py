@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -94,3 +95,21 @@ def version_of(binary: Path) -> str:
         [str(binary), "--version"], capture_output=True, text=True, timeout=60, check=True
     )
     return done.stdout.strip()
+
+
+def run_agent(argv: list[str], *, timeout: float, **options: Any) -> Any:
+    """``subprocess.run(argv, timeout=...)`` for an agent CLI, in a session of its own, so
+    that a timeout ends all of it: the Node launchers of Codex and Gemini CLI start the
+    real agent as their child, which ``subprocess.run`` would leave running."""
+    with subprocess.Popen(argv, start_new_session=True, **options) as process:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+        finally:
+            with contextlib.suppress(ProcessLookupError):  # what it left in its group
+                os.killpg(process.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)

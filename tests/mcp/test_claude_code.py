@@ -36,7 +36,7 @@ from tests.mcp.greeting import (
     greet_file,
     read_then_edit,
 )
-from tests.mcp.helpers import npm_cli, version_of
+from tests.mcp.helpers import npm_cli, run_agent, version_of
 from tests.readme_snippets import snippet
 from tests.scripted_anthropic import ScriptedAnthropic, serve, tool_names, tool_results
 from tests.scripted_model import Reply, ToolCall
@@ -89,14 +89,14 @@ def run_claude(
     env: dict[str, str] | None = None,
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return run_agent(
         [str(claude), *args],
         cwd=project,
         env=claude_env(home, env),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         timeout=timeout,
-        check=False,
         stdin=subprocess.DEVNULL,
     )
 

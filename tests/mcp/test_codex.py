@@ -33,7 +33,7 @@ from tests.mcp.greeting import (
     greet_file,
     read_then_edit,
 )
-from tests.mcp.helpers import npm_cli, version_of
+from tests.mcp.helpers import npm_cli, run_agent, version_of
 from tests.readme_snippets import snippet
 from tests.scripted_model import ScriptedModel
 from tests.scripted_responses import function_outputs, offered_tools, serve_responses
@@ -107,14 +107,14 @@ def slow_toolhost(directory: Path, delay: float) -> Path:
 def run_codex(
     codex: Path, home: Path, *args: str, cwd: Path, bin_dir: Path = BIN, timeout: float = 120
 ) -> Any:
-    return subprocess.run(
+    return run_agent(
         [str(codex), *args],
         cwd=cwd,
         env=codex_env(home, bin_dir),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         timeout=timeout,
-        check=False,
         stdin=subprocess.DEVNULL,
     )
 

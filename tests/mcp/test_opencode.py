@@ -31,7 +31,7 @@ from tests.mcp.greeting import (
     greet_file,
     read_then_edit,
 )
-from tests.mcp.helpers import E2E_CACHE, npm_install, version_of
+from tests.mcp.helpers import E2E_CACHE, npm_install, run_agent, version_of
 from tests.readme_snippets import snippet
 from tests.scripted_model import ScriptedModel, serve, tool_names, tool_results
 
@@ -78,14 +78,14 @@ def run_opencode(
     opencode: Path, project: Path, home: Path, *args: str
 ) -> subprocess.CompletedProcess[str]:
     """``opencode run -m scripted/scripted ARGS`` in ``project`` under the scratch ``home``."""
-    return subprocess.run(
+    return run_agent(
         [str(opencode), "run", "-m", "scripted/scripted", *args],
         cwd=project,
         env=opencode_env(project, home),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         timeout=300,
-        check=False,
         stdin=subprocess.DEVNULL,
     )
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.mcp.helpers import run_agent
 from tests.mcp.test_claude_code import claude, run_claude  # noqa: F401  (a fixture)
 from tests.mcp.test_codex import codex, provider_config, run_codex  # noqa: F401
 from tests.mcp.test_opencode import opencode, project_config, run_opencode  # noqa: F401
@@ -148,14 +149,14 @@ def run_gemini(gemini: Path, home: Path, project: Path, model: ScriptedGemini) -
         "NO_COLOR": "1",
     }
     args = ["-p", "Say hi", "-m", "gemini-2.5-pro", "--approval-mode", "yolo"]
-    done = subprocess.run(
+    done = run_agent(
         [str(gemini), *args],
         cwd=project,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         timeout=180,
-        check=False,
         stdin=subprocess.DEVNULL,
     )
     out = done.stdout + done.stderr

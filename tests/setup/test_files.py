@@ -102,6 +102,7 @@ def test_codex_keeps_comments_and_other_tables(
         "command": TOOLHOST,
         "args": ["mcp"],
         "required": True,
+        "tool_timeout_sec": 3600,  # its 300 s would cut a long build: bash has its own
     }
     assert data["features"] == {
         "web_search": True,
@@ -155,7 +156,11 @@ def test_gemini_extends_the_users_excluded_tools(
     written = json.loads(settings.read_text())
     assert written["theme"] == "Dracula"
     assert written["tools"]["exclude"] == ["web_fetch", *GEMINI_CLI_OFF]
-    assert written["mcpServers"]["toolhost"] == {"command": TOOLHOST, "args": ["mcp"]}
+    assert written["mcpServers"]["toolhost"] == {
+        "command": TOOLHOST,
+        "args": ["mcp"],
+        "timeout": 3_600_000,  # its 600 s would cut a long build: bash has its own
+    }
     assert_backed_up_then_idempotent(capsys, "gemini", {settings: original})
 
 

@@ -259,6 +259,21 @@ async def test_timeout_kills_the_command_and_says_so(worktree: Path, editor) -> 
     assert result.metadata["timedOut"] is True
 
 
+async def test_the_default_timeout_says_so_too(
+    worktree: Path, editor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The default is an int (120000): Python 3.11's int has no is_integer(), and the note
+    # failed the call with an AttributeError instead of telling the model (a long test run
+    # through an agent got "The bash tool failed unexpectedly").
+    import tools.builtin.bash as bash_tool
+
+    monkeypatch.setattr(bash_tool, "DEFAULT_TIMEOUT_MS", 500)
+    result = await bash(make_host(worktree), editor, "echo before; sleep 5")
+    assert not result.is_error, result.output
+    assert "exceeding timeout 500 ms" in result.output
+    assert result.metadata["timedOut"] is True
+
+
 def escapees(mark: str) -> str:
     """Children that try every way out of a process tree."""
     return (

@@ -241,7 +241,8 @@ def _final_update(ctx: ToolContext, title: str, description: str | None, output:
 
 
 def _number(value: float) -> str:
-    return str(int(value)) if value.is_integer() else str(value)
+    # float(): the default timeout is an int, and 3.11's int has no is_integer().
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _workdir(given: str | None, ctx: ToolContext) -> Path:
