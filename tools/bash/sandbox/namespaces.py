@@ -19,6 +19,7 @@ caller's own ids, so files keep their owner and ``id`` prints what it did outsid
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -79,12 +80,19 @@ def read_only(path: str) -> None:
 
 
 def hide(path: str) -> None:
-    """Put an empty read-only directory (or /dev/null, for a file) over ``path``."""
-    if stat.S_ISDIR(os.stat(path).st_mode):
-        flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
-        mount("tmpfs", path, "tmpfs", flags, "mode=0555,size=4k")
-    else:
-        mount("/dev/null", path, None, MS_BIND, None)
+    """Put an empty read-only directory (or /dev/null, for a file) over ``path``.
+
+    A path removed since the plan listed it (a relay's folder whose ``toolhost acp``
+    ended, an editor's socket) is left alone: nothing is there to hide."""
+    try:
+        if stat.S_ISDIR(os.stat(path).st_mode):
+            flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+            mount("tmpfs", path, "tmpfs", flags, "mode=0555,size=4k")
+        else:
+            mount("/dev/null", path, None, MS_BIND, None)
+    except OSError as error:
+        if error.errno != errno.ENOENT:
+            raise
 
 
 def _kept_flags(path: str) -> int:
