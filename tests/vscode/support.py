@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.parallel import install_lock
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 EXTENSION = ROOT / "editors" / "vscode"
 # The console script of the toolhost under test: the one beside this interpreter.
@@ -50,12 +52,14 @@ def node_env() -> dict[str, str]:
 
 def ensure_node_modules(project: Path = EXTENSION) -> None:
     """``npm ci`` in ``project`` when its node_modules is missing or older than its
-    package-lock.json."""
+    package-lock.json; one at a time (``npm ci`` first deletes node_modules, which
+    another worker may be using)."""
     lock = project / "package-lock.json"
     installed = project / "node_modules" / ".package-lock.json"
-    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        return
-    done = run(["npm", "ci", "--no-audit", "--no-fund"], project, 600, node_env())
+    with install_lock(project / "node_modules"):
+        if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
+            return
+        done = run(["npm", "ci", "--no-audit", "--no-fund"], project, 600, node_env())
     assert done.returncode == 0, f"npm ci failed in {project}:\n{done.stdout}\n{done.stderr}"
 
 
