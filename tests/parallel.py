@@ -30,8 +30,11 @@ from pathlib import Path
 import pytest
 
 # Workers for a whole-suite run: most of the suite waits on other processes (Neovim,
-# code-server, the agents, the sidecars), so a 2-core machine keeps four busy.
-WORKERS = 4
+# code-server, the agents, the sidecars), so a 2-core machine keeps three busy. Not
+# four: the long files that start first (code-server and chromium, tsc and mypy, Neovim)
+# then all want the CPU at once, and the tests with a deadline (a turn's first scan,
+# an agent's MCP connection) began to miss it under load.
+WORKERS = 3
 
 
 @contextlib.contextmanager
