@@ -8,10 +8,19 @@ from typing import Any
 
 import pytest
 
+from tests import parallel
 from tools.editor import EditorBridge
 from tools.host import ToolHost
 from tools.permission.asks import PermissionReply, PermissionRequest
 from tools.result import ToolResult
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    parallel.early_files_first(items)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    return parallel.workers(config)
 
 
 class RecordingEditor(EditorBridge):

@@ -23,6 +23,10 @@ from pathlib import Path
 
 import pytest
 
+# A long file (the long_*.lua files wait a minute on the clock): started first, so that it
+# does not end the parallel run (tests/README.md).
+pytestmark = pytest.mark.early
+
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
 BIN = Path(sys.executable).parent

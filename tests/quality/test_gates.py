@@ -21,6 +21,9 @@ import pytest
 
 from tests.vscode.support import EXTENSION, ensure_node_modules, node_env, run
 
+# A long file: started first, so that it does not end the parallel run (tests/README.md).
+pytestmark = pytest.mark.early
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 HERE = Path(__file__).resolve().parent
 PYTHON_TREES = ["tools", "server", "tests", "bench", "scripts"]

@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import RecordingEditor
 from tools.bash.sandbox import client, landlock, probe
+from tools.bash.sandbox import plan as plan_module
 from tools.builtin import bash as bash_module
 from tools.builtin.lazy import builtin_tools
 from tools.config.effective import Config, SandboxSettings
@@ -557,6 +558,29 @@ async def test_sockets_that_run_commands_outside_are_hidden(
         assert "s3cret" not in result.output
     finally:
         bus.close()
+
+
+async def test_a_hidden_folder_removed_before_the_command_starts_does_not_stop_it(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the plan lists to hide can be gone when the command starts: a relay's
+    folder whose ``toolhost acp`` ended, an editor's socket. Nothing is left to hide, so
+    the command runs (it failed with "mounts: No such file or directory")."""
+    gone = tmp_path / "toolhost-acp-ended"
+    gone.mkdir()
+    listed = plan_module._existing
+
+    def listed_then_removed(paths: Any) -> list[str]:
+        found = listed(paths)
+        if str(gone) in found:
+            gone.rmdir()  # between the plan and the command's mounts
+        return found
+
+    monkeypatch.setattr(plan_module, "_existing", listed_then_removed)
+    host = make_host(worktree, SandboxSettings(hidden=(str(gone),)))
+    result = await bash(host, "echo ran")
+    assert not gone.exists(), "the plan never listed the folder"
+    assert result.output.strip() == "ran", result.output
 
 
 async def test_without_a_mount_namespace_the_tokens_are_still_unreadable(

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.parallel import install_lock
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 EXTENSION = ROOT / "editors" / "vscode"
@@ -26,16 +29,26 @@ def require_node() -> None:
 def run(
     args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """``args`` in its own process group; on a timeout the whole group is killed (``node
+    --test`` runs each file in a child, which outlived a killed parent by half an hour)."""
+    with subprocess.Popen(
         args,
         cwd=cwd,
         env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
-    )
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            stderr += f"\n(killed with its process group after {timeout} s)"
+            return subprocess.CompletedProcess(args, -9, stdout, stderr)
+    return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
 
 
 def node_env() -> dict[str, str]:
@@ -50,12 +63,14 @@ def node_env() -> dict[str, str]:
 
 def ensure_node_modules(project: Path = EXTENSION) -> None:
     """``npm ci`` in ``project`` when its node_modules is missing or older than its
-    package-lock.json."""
+    package-lock.json; one at a time (``npm ci`` first deletes node_modules, which
+    another worker may be using)."""
     lock = project / "package-lock.json"
     installed = project / "node_modules" / ".package-lock.json"
-    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        return
-    done = run(["npm", "ci", "--no-audit", "--no-fund"], project, 600, node_env())
+    with install_lock(project / "node_modules"):
+        if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
+            return
+        done = run(["npm", "ci", "--no-audit", "--no-fund"], project, 600, node_env())
     assert done.returncode == 0, f"npm ci failed in {project}:\n{done.stdout}\n{done.stderr}"
 
 

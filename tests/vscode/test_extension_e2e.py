@@ -20,9 +20,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -32,6 +32,7 @@ from typing import Any
 
 import pytest
 
+from tests.parallel import built_once, install_lock
 from tests.vscode.support import (
     EXTENSION,
     ROOT,
@@ -42,6 +43,9 @@ from tests.vscode.support import (
     require_node,
     run,
 )
+
+# A long file: started first, so that it does not end the parallel run (tests/README.md).
+pytestmark = pytest.mark.early
 
 HERE = Path(__file__).resolve().parent
 E2E = HERE / "e2e"
@@ -110,12 +114,6 @@ def cache_dir() -> Path:
     return Path(base) / "toolhost-e2e" / f"code-server-{CODE_SERVER_VERSION}"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @dataclass
 class Scenario:
     steps: dict[str, dict[str, Any]]
@@ -145,7 +143,8 @@ class Scenario:
 def install_code_server(timings: dict[str, float]) -> Path:
     started = time.monotonic()
     target = cache_dir()
-    done = run(["bash", str(E2E / "install-code-server.sh"), str(target)], HERE, 900)
+    with install_lock(target):  # the script starts with rm -rf of an unfinished install
+        done = run(["bash", str(E2E / "install-code-server.sh"), str(target)], HERE, 900)
     assert done.returncode == 0, f"installing code-server into {target} failed:\n{output_of(done)}"
     timings["install code-server (cached after the first run)"] = time.monotonic() - started
     return target
@@ -165,18 +164,18 @@ PACKAGE_SOURCES = (
 )
 
 
-# The three code-server modules test the same build: it is packaged once per session
-# (npm run package builds the bundled wheel too; about 10-20 s each time).
-_packaged: tuple[Path, Path] | None = None
-
-
-def package(tmp: Path, timings: dict[str, float]) -> tuple[Path, Path]:
-    """The .vsix, packaged from a copy so that the build leaves the checkout as it was."""
-    global _packaged
-    if _packaged is not None and all(path.exists() for path in _packaged):
-        timings["npm run package (+ helper)"] = 0.0
-        return _packaged
+# The three code-server modules test the same build: it is packaged once per run, by
+# whichever worker needs it first (npm run package builds the bundled wheel too; 10-20 s).
+def package(factory: pytest.TempPathFactory, timings: dict[str, float]) -> tuple[Path, Path]:
+    """The .vsix and the helper's, packaged from a copy so that the build leaves the
+    checkout as it was."""
     started = time.monotonic()
+    folder = built_once(factory, "vscode-package", build_package)
+    timings["npm run package (+ helper), or wait for it"] = time.monotonic() - started
+    return folder / "toolhost.vsix", folder / "e2e-helper.vsix"
+
+
+def build_package(tmp: Path) -> None:
     ensure_node_modules()
     source = tmp / "extension-source"
     source.mkdir()
@@ -193,9 +192,6 @@ def package(tmp: Path, timings: dict[str, float]) -> tuple[Path, Path]:
     args = [str(vsce), "package", "--allow-missing-repository", "-o", str(helper)]
     done = run(args, E2E / "helper", 300)
     assert done.returncode == 0, f"packaging the helper extension failed:\n{output_of(done)}"
-    timings["npm run package (+ helper)"] = time.monotonic() - started
-    _packaged = vsix, helper
-    return vsix, helper
 
 
 @dataclass
@@ -257,9 +253,15 @@ def install_extensions(code_server: Path, layout: Layout, packages: tuple[Path, 
         assert done.returncode == 0, f"installing {package_file.name} failed:\n{output_of(done)}"
 
 
-def launch(code_server: Path, layout: Layout, port: int) -> subprocess.Popen[bytes]:
+# code-server binds port 0 (the kernel picks a free one, so no other test can take it
+# between a check and the bind) and says which in its log.
+BIND = ["--bind-addr", "127.0.0.1:0"]
+LISTENING = re.compile(r"HTTP server listening on http://127\.0\.0\.1:(\d+)/")
+
+
+def launch(code_server: Path, layout: Layout) -> tuple[subprocess.Popen[bytes], int]:
     binary = code_server / "node_modules" / ".bin" / "code-server"
-    flags = ["--auth", "none", "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry"]
+    flags = ["--auth", "none", *BIND, "--disable-telemetry"]
     flags += ["--disable-update-check", "--disable-workspace-trust"]
     flags += ["--disable-getting-started-override"]
     with (layout.tmp / "code-server.log").open("w") as log:
@@ -271,8 +273,7 @@ def launch(code_server: Path, layout: Layout, port: int) -> subprocess.Popen[byt
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # its own process group: the sidecar ends with it
         )
-    wait_healthy(port, server)
-    return server
+    return server, wait_healthy(layout, server)
 
 
 def run_driver(code_server: Path, layout: Layout, port: int) -> dict[str, Any]:
@@ -304,9 +305,8 @@ def drive(
     started = time.monotonic()
     install_extensions(code_server, layout, packages)
     timings["install the .vsix files"] = time.monotonic() - started
-    port = free_port()
     started = time.monotonic()
-    server = launch(code_server, layout, port)
+    server, port = launch(code_server, layout)
     try:
         seen = run_driver(code_server, layout, port)
     finally:
@@ -315,18 +315,26 @@ def drive(
     return Scenario(layout.steps(), seen, layout.workspace, layout.shots, timings)
 
 
-def wait_healthy(port: int, server: subprocess.Popen[bytes]) -> None:
+def wait_healthy(layout: Layout, server: subprocess.Popen[bytes]) -> int:
+    """The port code-server listens on, once it answers /healthz there."""
+    log = layout.tmp / "code-server.log"
     deadline = time.monotonic() + 60
+    port = None
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise AssertionError("code-server exited at start; see code-server.log")
+            raise AssertionError(f"code-server exited at start; see {log}")
+        if port is None:
+            match = LISTENING.search(log.read_text(errors="replace"))
+            port = int(match[1]) if match else None
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-                return
+            if port is not None:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                    return port
         except OSError:
-            time.sleep(0.3)
+            pass
+        time.sleep(0.3)
     end_group(server)
-    raise AssertionError("code-server did not answer /healthz within 60 s")
+    raise AssertionError(f"code-server did not answer /healthz within 60 s; see {log}")
 
 
 def end_group(server: subprocess.Popen[bytes]) -> None:
@@ -343,7 +351,8 @@ def end_group(server: subprocess.Popen[bytes]) -> None:
 
 def require_debs() -> None:
     """Installs the tier's Debian packages (as root); skips, saying what to run, without."""
-    done = run(["bash", str(E2E / "install-debs.sh")], HERE, 900)
+    with install_lock(Path("/var/lib/dpkg")):  # one apt-get at a time
+        done = run(["bash", str(E2E / "install-debs.sh")], HERE, 900)
     if done.returncode == 3 and chromium() is None:
         pytest.skip(
             f"the real-VS-Code tier needs Debian packages ({done.stdout.strip()}): "
@@ -360,7 +369,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     timings: dict[str, float] = {}
     started = time.monotonic()
     code_server = install_code_server(timings)
-    vsix, helper = package(tmp, timings)
+    vsix, helper = package(tmp_path_factory, timings)
     result = drive(code_server, (vsix, helper), tmp, timings)
     timings["total"] = time.monotonic() - started
     print("\nVS Code e2e timings (s): " + ", ".join(f"{k}: {v:.1f}" for k, v in timings.items()))

@@ -22,6 +22,9 @@ from tests.vscode.support import (
     run,
 )
 
+# A long file: started first, so that it does not end the parallel run (tests/README.md).
+pytestmark = pytest.mark.early
+
 FAST_TESTS = sorted((EXTENSION / "test" / "fast").glob("*.test.js"))
 
 

@@ -49,12 +49,12 @@ class RestrictedLayout(e2e.Layout):
         }
 
 
-def launch_with_trust(code_server: Path, layout: e2e.Layout, port: int) -> Any:
+def launch_with_trust(code_server: Path, layout: e2e.Layout) -> tuple[Any, int]:
     """e2e.launch, but with workspace trust on (no --disable-workspace-trust)."""
     import subprocess
 
     binary = code_server / "node_modules" / ".bin" / "code-server"
-    flags = ["--auth", "none", "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry"]
+    flags = ["--auth", "none", *e2e.BIND, "--disable-telemetry"]
     flags += ["--disable-update-check", "--disable-getting-started-override"]
     with (layout.tmp / "code-server.log").open("w") as log:
         server = subprocess.Popen(
@@ -65,25 +65,22 @@ def launch_with_trust(code_server: Path, layout: e2e.Layout, port: int) -> Any:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    e2e.wait_healthy(port, server)
-    return server
+    return server, e2e.wait_healthy(layout, server)
 
 
 @pytest.fixture(scope="module")
 def restricted(tmp_path_factory: pytest.TempPathFactory) -> tuple[e2e.Scenario, Path]:
     require_node()
-    if e2e.chromium() is None:
-        pytest.skip("the real-VS-Code tier needs Debian's chromium (apt-get install chromium)")
+    e2e.require_debs()  # (another worker may be installing them: it waits)
     tmp = tmp_path_factory.mktemp("vscode-restricted")
     timings: dict[str, float] = {}
     code_server = e2e.install_code_server(timings)
-    packages = e2e.package(tmp, timings)
+    packages = e2e.package(tmp_path_factory, timings)
     layout = RestrictedLayout(tmp)
     layout.create()
     e2e.install_extensions(code_server, layout, packages)
-    port = e2e.free_port()
     started = time.monotonic()
-    server = launch_with_trust(code_server, layout, port)
+    server, port = launch_with_trust(code_server, layout)
     try:
         seen = e2e.run_driver(code_server, layout, port)
     finally:

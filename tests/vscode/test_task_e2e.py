@@ -27,15 +27,16 @@ import pytest
 
 from tests.vscode.support import EXTENSION, output_of, require_node, run
 from tests.vscode.test_extension_e2e import (
+    BIND,
     E2E,
     Layout,
     Scenario,
     chromium,
     end_group,
-    free_port,
     install_code_server,
     install_extensions,
     package,
+    require_debs,
     wait_healthy,
     workbench_errors,
 )
@@ -52,10 +53,10 @@ def package_helper(tmp: Path) -> Path:
     return helper
 
 
-def launch(code_server: Path, layout: Layout, port: int) -> subprocess.Popen[bytes]:
+def launch(code_server: Path, layout: Layout) -> tuple[subprocess.Popen[bytes], int]:
     """code-server as test_extension_e2e launches it, with the helper's proposed API on."""
     binary = code_server / "node_modules" / ".bin" / "code-server"
-    flags = ["--auth", "none", "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry"]
+    flags = ["--auth", "none", *BIND, "--disable-telemetry"]
     flags += ["--disable-update-check", "--disable-workspace-trust"]
     flags += ["--disable-getting-started-override", "--enable-proposed-api", HELPER_ID]
     with (layout.tmp / "code-server.log").open("w") as log:
@@ -67,8 +68,7 @@ def launch(code_server: Path, layout: Layout, port: int) -> subprocess.Popen[byt
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    wait_healthy(port, server)
-    return server
+    return server, wait_healthy(layout, server)
 
 
 def drive(code_server: Path, layout: Layout, port: int) -> dict[str, Any]:
@@ -95,19 +95,17 @@ def drive(code_server: Path, layout: Layout, port: int) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     require_node()
-    if chromium() is None:
-        pytest.skip("the real-VS-Code tier needs Debian's chromium (apt-get install chromium)")
+    require_debs()  # (another worker may be installing them: it waits)
     tmp = tmp_path_factory.mktemp("vscode-task-e2e")
     timings: dict[str, float] = {}
     started = time.monotonic()
     code_server = install_code_server(timings)
-    vsix, _ = package(tmp, timings)
+    vsix, _ = package(tmp_path_factory, timings)
     helper = package_helper(tmp)
     layout = Layout(tmp)
     layout.create()
     install_extensions(code_server, layout, (vsix, helper))
-    port = free_port()
-    server = launch(code_server, layout, port)
+    server, port = launch(code_server, layout)
     try:
         seen = drive(code_server, layout, port)
     finally:

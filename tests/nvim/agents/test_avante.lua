@@ -6,6 +6,10 @@
 -- transform_tool (the schema a chat sends).
 local T = dofile(vim.env.TOOLHOST_TEST_REPO .. "/tests/nvim/harness.lua")
 local plugins = assert(vim.env.TOOLHOST_NVIM_PLUGINS, "TOOLHOST_NVIM_PLUGINS is not set")
+-- By name: avante's log module fills its number -> name table while iterating it with
+-- pairs(), so a level given as a number is sometimes missing and its require fails
+-- ("Invalid log level: 3", about one Neovim in several); the names are always there.
+vim.g.avante = { log_level = "WARN" }
 for _, name in ipairs({ "plenary.nvim", "nui.nvim", "avante.nvim" }) do
   vim.opt.runtimepath:append(plugins .. "/" .. name)
 end
