@@ -70,6 +70,11 @@ T.test(
         on_confirm("") -- Enter with no reason
       end)
     end
+    local told, notify = {}, vim.notify
+    vim.notify = function(message, ...)
+      told[#told + 1] = message
+      return notify(message, ...)
+    end
     vim.cmd("Toolhost review")
     T.wait(function()
       return review.window() and vim.api.nvim_get_current_win() == review.window()
@@ -77,6 +82,10 @@ T.test(
     vim.api.nvim_feedkeys("gr", "x", false)
     T.eq(finished(first).metadata.error, "permission_rejected", "the one shown")
     T.eq(finished(second).metadata.error, "permission_rejected", "and the one queued, as it said")
+    vim.notify = notify
+    for _, message in ipairs(told) do
+      T.not_contains(message, "more to review", "nothing is left to review, so none is announced")
+    end
   end
 )
 
