@@ -246,7 +246,7 @@ T.test("a running command's line does not repeat its description", function()
   finished(call)
 end)
 
-T.test("leaving the review window leaves no ruler of its own behind on the screen", function()
+T.test("leaving the review window (q, or e to the edit tab) leaves no ruler of its own", function()
   -- What a person sees needs a screen: a Neovim with a UI, run in a terminal here, whose
   -- screen is the terminal buffer's lines.
   local child = vim.fs.joinpath(T.tmp, "ruler.lua")
@@ -267,7 +267,11 @@ timer:start(100, 100, vim.schedule_wrap(function()
   local client = require("toolhost.client").get(%q)
   if not asked and client and client.initialized then
     asked = true
-    require("toolhost").execute("bash", { command = "echo hi", description = "hi" }, {}, function() end)
+    require("toolhost").execute("bash", { command = "echo hi", description = "hi" }, {}, function()
+      -- Then a new file, reviewed with hunks (its review has the edit key).
+      local new = { filePath = "ruler-new.txt", content = "one\ntwo\nthree\n" }
+      require("toolhost").execute("write", new, {}, function() end)
+    end)
   end
   if #require("toolhost").pending() > 0 then
     timer:stop()
@@ -311,6 +315,26 @@ end))
     T.wait(function()
       return not cmdline():find("%d+,%d+") and shows("40,1")
     end, "the command line without the review window's ruler: " .. cmdline())
+    -- Out of the review window into the edit tab: its ruler does not stay behind either.
+    vim.fn.chansend(job, ":Toolhost review\r")
+    vim.wait(300)
+    vim.fn.chansend(job, "ga")
+    T.wait(function()
+      return shows("Create ruler-new.txt")
+    end, "the review of the new file")
+    vim.fn.chansend(job, ":Toolhost review\r")
+    vim.wait(300)
+    vim.fn.chansend(job, "G")
+    T.wait(function()
+      return cmdline():find("%d+,%d+")
+    end, "the review window's ruler in the command line")
+    vim.fn.chansend(job, "e")
+    T.wait(function()
+      return (screen()[1] or ""):find("ruler-new.txt", 1, true) -- the tab line
+    end, "the edit tab")
+    T.wait(function()
+      return not cmdline():find("%d+,%d+")
+    end, "the command line without the review window's ruler: " .. cmdline(), 3000)
   end)
   vim.fn.chansend(job, "\27:qa!\r")
   vim.fn.jobwait({ job }, 5000)
