@@ -233,6 +233,54 @@ T.test("answering with every hunk named is accepting it all, and the model is to
   T.not_contains(result.output, "Not applied", "nothing is said to be left out")
 end)
 
+T.test("the running-calls float never covers the line being typed on", function()
+  vim.cmd.edit(root .. "/long.txt")
+  local call = start("bash", { command = "sleep 3", description = "Sleep a while" })
+  api.answer(wait_pending(1)[1].id, { reply = "once" })
+  local function progress_rows()
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      local line = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, 1, false)[1]
+      if vim.api.nvim_win_get_config(win).relative ~= "" and (line or ""):find("⟳", 1, true) then
+        local cfg = vim.api.nvim_win_get_config(win)
+        return cfg.row - cfg.height - 1, cfg.row -- screen rows of its top and bottom border
+      end
+    end
+  end
+  T.wait(progress_rows, "the running-calls float")
+  local last = vim.o.lines - vim.o.cmdheight - 1 -- above the status line
+  local seen = {}
+  for _, row in ipairs({ last, last - 1, last - 2, last - 3, 3 }) do
+    vim.fn.winrestview({ topline = 1 })
+    vim.api.nvim_win_set_cursor(0, { row, 0 })
+    vim.api.nvim_exec_autocmds("CursorMovedI", {})
+    vim.wait(50) -- the float moves on the next tick
+    local screen = vim.fn.screenpos(0, vim.fn.line("."), 1).row
+    local top, bottom = progress_rows()
+    T.ok(top, "the float is still shown with the cursor on row " .. screen)
+    T.ok(
+      screen < top or screen > bottom,
+      ("cursor row %d under the running-calls float (rows %d-%d)"):format(screen, top, bottom)
+    )
+    seen[#seen + 1] = { screen, top, bottom }
+  end
+  T.eq(seen[#seen][3], last, "back at the bottom once the cursor is away: " .. vim.inspect(seen))
+  -- A line typed past the window's width wraps: none of its rows is covered.
+  vim.api.nvim_buf_set_lines(0, last - 2, last - 1, false, { string.rep("typed ", 20) })
+  vim.fn.winrestview({ topline = 1 })
+  vim.api.nvim_win_set_cursor(0, { last - 1, 119 })
+  vim.api.nvim_exec_autocmds("CursorMovedI", {})
+  vim.wait(50)
+  local first, final = vim.fn.screenpos(0, last - 1, 1).row, vim.fn.screenpos(0, last - 1, 120).row
+  T.ok(final > first, "the line wraps")
+  local top, bottom = progress_rows()
+  T.ok(
+    bottom < first or top > final,
+    ("the wrapped line's rows %d-%d under the float (rows %d-%d)"):format(first, final, top, bottom)
+  )
+  finished(call)
+  vim.cmd("silent! bwipeout!")
+end)
+
 T.test("a running command's line does not repeat its description", function()
   local call = start("bash", { command = "echo begun; sleep 1.5", description = "Sleep a while" })
   api.answer(wait_pending(1)[1].id, { reply = "once" })
