@@ -98,6 +98,31 @@ test('the log shows each sidecar line once, and a clean stop is no error', async
   assert.match(lines, /\[info\] The sidecar stopped \(exit code 0\)\./);
 });
 
+test('a restart while a review waits logs each sidecar line once', async () => {
+  s = await activate();
+  const channel = stub.outputChannels.filter((c) => c.name === 'toolhost').at(-1);
+  const call = s.api.executeTool('bash', { command: 'echo waits', description: 'Waits' }).catch((e) => e);
+  await waitFor(() => s.api.pendingReviews().length === 1, 'the review');
+  const from = channel.lines.length;
+  await vscode.commands.executeCommand('toolhost.restart');
+  await call;
+  await waitFor(
+    () => channel.lines.slice(from).some((l) => l.includes('toolhost.server: serving')),
+    'the new sidecar serving',
+  );
+  // A record's words, whether it came as window/logMessage or on stderr.
+  const words = (line) =>
+    line
+      .replace(/^\[\w+\] /, '') // the stub's own mark of the channel method
+      .replace(/^.*?\b(DEBUG|INFO|WARNING|ERROR) (?=\S+: )/, '')
+      .replace(/^\[\w+\s*- [^\]]*\] /, '')
+      .trim();
+  const shown = channel.lines.slice(from);
+  const sidecar = shown.map(words).filter((l) => /^(pygls|toolhost)\.[\w.]+: /.test(l));
+  const twice = sidecar.filter((line, i) => sidecar.indexOf(line) !== i);
+  assert.deepEqual(twice, [], shown.join('\n'));
+});
+
 test('a sidecar that exits is started again, and the next call works', async () => {
   s = await activate({ settings: { 'toolhost.review.byDefault': false } });
   // The command's shell is a child of the sandbox supervisor ($PPID), whose parent
