@@ -569,6 +569,9 @@ def test_a_space_typed_at_the_modal_dialog_answers_nothing_and_opens_no_second_d
     assert step["pending"] is True, step  # the focused button only showed the diff
     assert step["unchanged"] is True, step
     assert step["diffTabs"] == 1, step
+    # The typing that went on stayed in the person's editor, not in the agent's proposal.
+    assert step["proposal"] == "MODAL file\n", step
+    assert step["typedInNotes"] is True, step
 
 
 def test_a_command_waits_for_an_answer_by_default(scenario: Scenario) -> None:

@@ -311,7 +311,9 @@ export class ReviewPresenter implements vscode.Disposable {
     const always = `Always allow ${plain(review.alwaysCovers)}…`;
     const reason = 'Reject with a reason…';
     // The dialog focuses its first button, so a Space or Enter typed into the editor
-    // presses it: that one only shows the change (or leaves the review pending).
+    // presses it: that one only shows the change (or leaves the review pending), and
+    // leaves the keys where they were: the typing that goes on must not land in the
+    // proposed side, which can be edited.
     const safe = review.isEdit ? 'Show the diff' : 'Decide later';
     const answers = overlaps ? [accept, OVERLAP.save, 'Reject', reason] : [accept, always, 'Reject', reason];
     const items = [safe, ...answers];
@@ -323,7 +325,7 @@ export class ReviewPresenter implements vscode.Disposable {
     if (!this.controller.get(review.id)) {
       return;
     }
-    if (choice === safe && review.isEdit) await this.openDiff(review, review.files[0], true);
+    if (choice === safe && review.isEdit) await this.openDiff(review, review.files[0], false);
     else if (choice === accept)
       this.controller.settle(review, 'accepted', overlaps ? { unsaved: 'editor' } : {});
     else if (choice === OVERLAP.save) this.controller.settle(review, 'accepted', { unsaved: 'save' });

@@ -468,6 +468,9 @@ test('toolhost.prompts "modal" asks in a dialog with whole labels; "notification
     const shown = diffCalls()[1];
     // Shown where its tab is (the stub's one group), not in a new group beside it.
     assert.equal(shown.args[3].viewColumn, vscode.window.tabGroups.all[0].viewColumn, 'no copy beside it');
+    // Shown without moving the keys there: what is typed next goes where it was going,
+    // never into the proposed side (which can be edited).
+    assert.equal(shown.args[3].preserveFocus, true, 'the focus stays in the editor');
     assert.equal(s.read('keep.txt'), 'keep me\n', 'nothing accepted');
     assert.equal(s.api.pendingReviews().length, 1, 'still pending');
     s.api.answerReview(review.id, { reply: 'reject' });

@@ -582,18 +582,24 @@ async function activate() {
         'the review of modal.txt',
       );
       await sleep(1500); // the dialog is up
-      await expectUser('modal-space', { act: 'press', key: 'Space', shot: 'modal-space' });
+      // A Space, and the typing that goes on: none of it may land in the proposal.
+      await expectUser('modal-space', { act: 'press', key: 'Space', then: 'xyz', shot: 'modal-space' });
       await sleep(1500);
       const pending = pendingIds().includes(review.id);
-      const diffTabs = vscode.window.tabGroups.all
+      const tabs = vscode.window.tabGroups.all
         .flatMap((g) => g.tabs)
         .filter(
           (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.query.startsWith(review.id),
-        ).length;
+        );
+      const proposedUri = tabs[0] && tabs[0].input.modified.toString();
+      const proposedDoc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === proposedUri);
+      const proposal = proposedDoc ? proposedDoc.getText() : null;
+      const notes = vscode.workspace.textDocuments.find((d) => d.uri.toString() === file('notes.txt').toString());
+      const typedInNotes = !!notes && notes.getText().includes('xyz');
       const unchanged = disk('modal.txt') === before;
       if (pending) api.answerReview(review.id, { reply: 'reject' }); // else the Space answered it
       await call;
-      return { pending, diffTabs, unchanged };
+      return { pending, diffTabs: tabs.length, unchanged, proposal, typedInNotes };
     } finally {
       await settings.update('prompts', undefined, vscode.ConfigurationTarget.Global);
     }
