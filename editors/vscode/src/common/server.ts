@@ -72,6 +72,7 @@ export class ServerManager implements vscode.Disposable {
   private starting: Promise<LanguageClient | undefined> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
   private missingNotified = false;
+  private installing: Promise<LanguageClient | undefined> | undefined;
   private disposed = false;
   private _state: ServerState = { kind: 'stopped' };
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
@@ -313,14 +314,36 @@ export class ServerManager implements vscode.Disposable {
       ...(hasWheel ? [install, settings] : [settings]),
     );
     if (choice === install) {
-      await this.installAndStart();
+      await this.installAndStart({ ifMissing: true });
     } else if (choice === settings) {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'toolhost.serverCommand');
     }
   }
 
-  /** Creates the private venv from the bundled wheel, then starts the sidecar. */
-  async installAndStart(): Promise<LanguageClient | undefined> {
+  /**
+   * Creates the private venv from the bundled wheel, then starts the sidecar. One install
+   * at a time: a second click joins the running one. `ifMissing`: the button of a "not
+   * installed" message, which may be clicked long after it was shown; once toolhost is
+   * found or installed it says so instead of installing again over the running sidecar.
+   */
+  installAndStart(options: { ifMissing?: boolean } = {}): Promise<LanguageClient | undefined> {
+    if (this.installing) {
+      void vscode.window.showInformationMessage('toolhost: the install is already running.');
+      return this.installing;
+    }
+    if (options.ifMissing && this._state.kind !== 'missing') {
+      void vscode.window.showInformationMessage(
+        this._state.kind === 'running'
+          ? `toolhost is installed and running (${this._state.command.join(' ')}); there is nothing to install.`
+          : 'toolhost is installed; there is nothing to install.',
+      );
+      return Promise.resolve(this.client);
+    }
+    this.installing = this.install().finally(() => (this.installing = undefined));
+    return this.installing;
+  }
+
+  private async install(): Promise<LanguageClient | undefined> {
     const context = this.options.context;
     const wheel = bundledWheel(context.extensionPath);
     if (!wheel) {

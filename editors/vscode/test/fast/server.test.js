@@ -155,9 +155,11 @@ test('no toolhost anywhere: a missed install offer is found again, and installs 
   // What is tested is the install's steps, not pip compiling bytecode (a third of its time).
   process.env.PIP_NO_COMPILE = '1';
   const answered = [];
+  let clickLater;
+  const later = new Promise((resolve) => (clickLater = resolve));
   stub.answers.message = (message, items) => {
     answered.push({ message, items });
-    return undefined; // the toast went by unseen
+    return later; // the toast went by unseen; its button is clicked after the install (below)
   };
   s = await activate({ settings: { 'toolhost.serverCommand': undefined }, start: false });
   const storage = s.context.globalStorageUri.fsPath;
@@ -187,6 +189,19 @@ test('no toolhost anywhere: a missed install offer is found again, and installs 
   assert.ok(stub.recorded.progress.some((p) => p.options.title === 'toolhost: installing'));
   assert.ok(fs.existsSync(path.join(storage, 'venv', 'bin', 'toolhost')));
   assert.ok((await s.api.listTools()).some((t) => t.id === 'read'));
+  // The first offer, found in the notification list and clicked now: nothing to install
+  // (not a second install over the venv the running sidecar uses).
+  clickLater('Install toolhost');
+  await waitFor(
+    () => stub.recorded.messages.some((m) => /toolhost is installed and running/.test(m.message)),
+    'the notice that there is nothing to install',
+  );
+  const installs = stub.recorded.progress.filter((p) => p.options.title === 'toolhost: installing');
+  assert.equal(installs.length, 1, 'one install');
+  assert.ok(
+    (await s.api.listTools()).some((t) => t.id === 'read'),
+    'still running',
+  );
 
   // Next time the private environment is found without asking.
   await s.extension.deactivate();
