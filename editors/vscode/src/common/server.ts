@@ -17,6 +17,7 @@ import {
 } from 'vscode-languageclient/node';
 import { CLIENT_ID, CLIENT_NAME, COMMANDS, PROTOCOL_VERSION, RESTART_DELAY_MS } from './constants';
 import { clientChannel, errorText, log, traceError, traceInfo, traceWarn } from './logging';
+import { showSidecarMessage, showWhole } from './notices';
 import {
   bundledWheel,
   findPython,
@@ -196,6 +197,8 @@ export class ServerManager implements vscode.Disposable {
     this.clientDisposables = this.options.families.flatMap((family) => family.register(client));
     this.clientDisposables.push(
       client.onNotification('tools/listChanged', () => this.listChangedEmitter.fire()),
+      // Shown whole, with Show Log (vscode-languageclient's own would cut a long one).
+      client.onNotification('window/showMessage', showSidecarMessage),
       client.onDidChangeState((event) => {
         // After a crash vscode-languageclient restarts the sidecar itself (a few times).
         if (this.client !== client || this.starting) {
@@ -381,7 +384,8 @@ export class ServerManager implements vscode.Disposable {
     const client = await this.restartNow();
     if (client) {
       // The progress toast closes by itself: say that it worked, where it went.
-      void vscode.window.showInformationMessage(
+      void showWhole(
+        'info',
         `toolhost: installed into this extension's private environment (${context.globalStorageUri.fsPath}); the sidecar is running.`,
       );
     }
