@@ -594,7 +594,9 @@ async function activate() {
       const proposedUri = tabs[0] && tabs[0].input.modified.toString();
       const proposedDoc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === proposedUri);
       const proposal = proposedDoc ? proposedDoc.getText() : null;
-      const notes = vscode.workspace.textDocuments.find((d) => d.uri.toString() === file('notes.txt').toString());
+      const notes = vscode.workspace.textDocuments.find(
+        (d) => d.uri.toString() === file('notes.txt').toString(),
+      );
       const typedInNotes = !!notes && notes.getText().includes('xyz');
       const unchanged = disk('modal.txt') === before;
       if (pending) api.answerReview(review.id, { reply: 'reject' }); // else the Space answered it
@@ -603,6 +605,33 @@ async function activate() {
     } finally {
       await settings.update('prompts', undefined, vscode.ConfigurationTarget.Global);
     }
+  });
+
+  await step('lm-fetch-asks-once', async () => {
+    // vscode.lm.invokeTool outside a chat: VS Code's own confirmation would be a modal
+    // dialog whose focused "Yes" a Space presses. toolhost asks in its review instead.
+    const call = vscode.lm.invokeTool('toolhost_webfetch', {
+      input: { url: 'http://127.0.0.1:9/lm', format: 'text' },
+      toolInvocationToken: undefined,
+    });
+    await waitFor(
+      () => api.pendingReviews().find((r) => r.tool === 'webfetch'),
+      "toolhost's review of the fetch",
+    );
+    await sleep(1000); // as long as a dialog would take to come up
+    await expectUser('lm-fetch-space', { act: 'press', key: 'Space', shot: 'lm-fetch-space' });
+    const pendingAfterSpace = api.pendingReviews().some((r) => r.tool === 'webfetch');
+    await expectUser('lm-fetch-reject', {
+      act: 'toast',
+      title: 'webfetch wants to fetch',
+      click: 'Reject',
+      shot: 'lm-fetch-review',
+    });
+    const result = await call;
+    const text = result.content
+      .map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : ''))
+      .join('');
+    return { pendingAfterSpace, text };
   });
 
   await step('later-answered', async () => {
