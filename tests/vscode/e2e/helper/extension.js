@@ -594,14 +594,10 @@ async function activate() {
       const proposedUri = tabs[0] && tabs[0].input.modified.toString();
       const proposedDoc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === proposedUri);
       const proposal = proposedDoc ? proposedDoc.getText() : null;
-      const notes = vscode.workspace.textDocuments.find(
-        (d) => d.uri.toString() === file('notes.txt').toString(),
-      );
-      const typedInNotes = !!notes && notes.getText().includes('xyz');
       const unchanged = disk('modal.txt') === before;
       if (pending) api.answerReview(review.id, { reply: 'reject' }); // else the Space answered it
       await call;
-      return { pending, diffTabs: tabs.length, unchanged, proposal, typedInNotes };
+      return { pending, diffTabs: tabs.length, unchanged, proposal };
     } finally {
       await settings.update('prompts', undefined, vscode.ConfigurationTarget.Global);
     }
