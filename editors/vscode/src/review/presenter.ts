@@ -384,6 +384,11 @@ function message(review: Review): string {
     }
     return `toolhost: ${tool} proposes a change to ${files}. The diff is open beside your editor.`;
   }
+  if (review.params.metadata.rerun === true) {
+    // Allow runs the command again: the ask's title says so, and what its first run
+    // changed (put back first). The words for the ask alone would hide both.
+    return `toolhost: ${tool}: ${review.params.title.replace(/[.?]?$/, '.')} “Always” would allow ${plain(review.alwaysCovers)}.`;
+  }
   return `toolhost: ${tool} wants to ${plain(askOf(review))}. “Always” would allow ${plain(review.alwaysCovers)}.`;
 }
 
