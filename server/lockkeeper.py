@@ -59,9 +59,12 @@ class LockKeeper:
 
     def _write(self) -> None:
         assert self.info is not None
+        first = self.path is None
         try:
             self.path = lockfile.write(self.info)
         except OSError as error:  # then nobody can attach: say so, keep serving
             log.error("could not write the lock file: %s", error)
             return
-        log.info("lock file: %s", self.path)
+        # Said once: the rewrite after initialize is the same file (the editor's log
+        # showed the line twice).
+        log.log(logging.INFO if first else logging.DEBUG, "lock file: %s", self.path)

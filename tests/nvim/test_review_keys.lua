@@ -70,6 +70,11 @@ T.test(
         on_confirm("") -- Enter with no reason
       end)
     end
+    local told, notify = {}, vim.notify
+    vim.notify = function(message, ...)
+      told[#told + 1] = message
+      return notify(message, ...)
+    end
     vim.cmd("Toolhost review")
     T.wait(function()
       return review.window() and vim.api.nvim_get_current_win() == review.window()
@@ -77,6 +82,10 @@ T.test(
     vim.api.nvim_feedkeys("gr", "x", false)
     T.eq(finished(first).metadata.error, "permission_rejected", "the one shown")
     T.eq(finished(second).metadata.error, "permission_rejected", "and the one queued, as it said")
+    vim.notify = notify
+    for _, message in ipairs(told) do
+      T.not_contains(message, "more to review", "nothing is left to review, so none is announced")
+    end
   end
 )
 
@@ -224,6 +233,54 @@ T.test("answering with every hunk named is accepting it all, and the model is to
   T.not_contains(result.output, "Not applied", "nothing is said to be left out")
 end)
 
+T.test("the running-calls float never covers the line being typed on", function()
+  vim.cmd.edit(root .. "/long.txt")
+  local call = start("bash", { command = "sleep 3", description = "Sleep a while" })
+  api.answer(wait_pending(1)[1].id, { reply = "once" })
+  local function progress_rows()
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      local line = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, 1, false)[1]
+      if vim.api.nvim_win_get_config(win).relative ~= "" and (line or ""):find("⟳", 1, true) then
+        local cfg = vim.api.nvim_win_get_config(win)
+        return cfg.row - cfg.height - 1, cfg.row -- screen rows of its top and bottom border
+      end
+    end
+  end
+  T.wait(progress_rows, "the running-calls float")
+  local last = vim.o.lines - vim.o.cmdheight - 1 -- above the status line
+  local seen = {}
+  for _, row in ipairs({ last, last - 1, last - 2, last - 3, 3 }) do
+    vim.fn.winrestview({ topline = 1 })
+    vim.api.nvim_win_set_cursor(0, { row, 0 })
+    vim.api.nvim_exec_autocmds("CursorMovedI", {})
+    vim.wait(50) -- the float moves on the next tick
+    local screen = vim.fn.screenpos(0, vim.fn.line("."), 1).row
+    local top, bottom = progress_rows()
+    T.ok(top, "the float is still shown with the cursor on row " .. screen)
+    T.ok(
+      screen < top or screen > bottom,
+      ("cursor row %d under the running-calls float (rows %d-%d)"):format(screen, top, bottom)
+    )
+    seen[#seen + 1] = { screen, top, bottom }
+  end
+  T.eq(seen[#seen][3], last, "back at the bottom once the cursor is away: " .. vim.inspect(seen))
+  -- A line typed past the window's width wraps: none of its rows is covered.
+  vim.api.nvim_buf_set_lines(0, last - 2, last - 1, false, { string.rep("typed ", 20) })
+  vim.fn.winrestview({ topline = 1 })
+  vim.api.nvim_win_set_cursor(0, { last - 1, 119 })
+  vim.api.nvim_exec_autocmds("CursorMovedI", {})
+  vim.wait(50)
+  local first, final = vim.fn.screenpos(0, last - 1, 1).row, vim.fn.screenpos(0, last - 1, 120).row
+  T.ok(final > first, "the line wraps")
+  local top, bottom = progress_rows()
+  T.ok(
+    bottom < first or top > final,
+    ("the wrapped line's rows %d-%d under the float (rows %d-%d)"):format(first, final, top, bottom)
+  )
+  finished(call)
+  vim.cmd("silent! bwipeout!")
+end)
+
 T.test("a running command's line does not repeat its description", function()
   local call = start("bash", { command = "echo begun; sleep 1.5", description = "Sleep a while" })
   api.answer(wait_pending(1)[1].id, { reply = "once" })
@@ -237,7 +294,7 @@ T.test("a running command's line does not repeat its description", function()
   finished(call)
 end)
 
-T.test("leaving the review window leaves no ruler of its own behind on the screen", function()
+T.test("leaving the review window (q, or e to the edit tab) leaves no ruler of its own", function()
   -- What a person sees needs a screen: a Neovim with a UI, run in a terminal here, whose
   -- screen is the terminal buffer's lines.
   local child = vim.fs.joinpath(T.tmp, "ruler.lua")
@@ -258,7 +315,11 @@ timer:start(100, 100, vim.schedule_wrap(function()
   local client = require("toolhost.client").get(%q)
   if not asked and client and client.initialized then
     asked = true
-    require("toolhost").execute("bash", { command = "echo hi", description = "hi" }, {}, function() end)
+    require("toolhost").execute("bash", { command = "echo hi", description = "hi" }, {}, function()
+      -- Then a new file, reviewed with hunks (its review has the edit key).
+      local new = { filePath = "ruler-new.txt", content = "one\ntwo\nthree\n" }
+      require("toolhost").execute("write", new, {}, function() end)
+    end)
   end
   if #require("toolhost").pending() > 0 then
     timer:stop()
@@ -302,6 +363,26 @@ end))
     T.wait(function()
       return not cmdline():find("%d+,%d+") and shows("40,1")
     end, "the command line without the review window's ruler: " .. cmdline())
+    -- Out of the review window into the edit tab: its ruler does not stay behind either.
+    vim.fn.chansend(job, ":Toolhost review\r")
+    vim.wait(300)
+    vim.fn.chansend(job, "ga")
+    T.wait(function()
+      return shows("Create ruler-new.txt")
+    end, "the review of the new file")
+    vim.fn.chansend(job, ":Toolhost review\r")
+    vim.wait(300)
+    vim.fn.chansend(job, "G")
+    T.wait(function()
+      return cmdline():find("%d+,%d+")
+    end, "the review window's ruler in the command line")
+    vim.fn.chansend(job, "e")
+    T.wait(function()
+      return (screen()[1] or ""):find("ruler-new.txt", 1, true) -- the tab line
+    end, "the edit tab")
+    T.wait(function()
+      return not cmdline():find("%d+,%d+")
+    end, "the command line without the review window's ruler: " .. cmdline(), 3000)
   end)
   vim.fn.chansend(job, "\27:qa!\r")
   vim.fn.jobwait({ job }, 5000)

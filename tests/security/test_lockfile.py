@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import subprocess
@@ -101,3 +102,16 @@ def test_tokens_are_compared_whole() -> None:
     assert not lockfile.tokens_match(token[:-1], token)
     assert not lockfile.tokens_match(None, token)
     assert not lockfile.tokens_match("\udc80" * 32, token)
+
+
+def test_the_lock_file_is_announced_once(runtime: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The sidecar writes it when it listens and again after initialize: one log line."""
+    from server.lockkeeper import LockKeeper
+
+    keeper = LockKeeper(lockfile.new_token(), "stdio")
+    with caplog.at_level(logging.INFO, logger="toolhost.attach"):
+        keeper.listening(socket=str(runtime / "s.sock"))
+        keeper.initialized([runtime], "test")
+    keeper.remove()
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("lock file:")]
+    assert said == [f"lock file: {lockfile.lock_path(os.getpid(), lockfile.runtime_dir())}"]

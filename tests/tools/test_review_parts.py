@@ -103,6 +103,28 @@ def test_removing_the_last_rule_removes_what_toolhost_created(tmp_path: Path) ->
     assert not store.own_write(created, None, "something else")
 
 
+def test_removing_the_last_user_rule_removes_the_folder_made_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config"  # $XDG_CONFIG_HOME exists; its opencode/ does not
+    config.mkdir()
+    monkeypatch.delenv("OPENCODE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    store = ConfigRuleStore(tmp_path)
+    assert store.save("user", "bash", ["printf *"]) == config / "opencode" / "opencode.json"
+    (saved,) = [a for a in store.saved() if a.scope == "user"]
+    store.remove(saved)
+    assert not (config / "opencode").exists()  # made for the rule, empty again: gone
+    assert config.is_dir()
+    # Where someone else's file has joined it meanwhile, the folder stays.
+    store.save("user", "bash", ["printf *"])
+    (config / "opencode" / "tui.json").write_text("{}")
+    (saved,) = [a for a in store.saved() if a.scope == "user"]
+    store.remove(saved)
+    assert sorted(p.name for p in (config / "opencode").iterdir()) == ["tui.json"]
+
+
 def test_a_config_with_comments_is_never_rewritten(tmp_path: Path) -> None:
     target = tmp_path / "opencode.jsonc"
     target.write_text('{\n  // mine\n  "permission": {}\n}\n')

@@ -578,6 +578,24 @@ def test_a_space_typed_at_the_modal_dialog_answers_nothing_and_opens_no_second_d
     assert step["pending"] is True, step  # the focused button only showed the diff
     assert step["unchanged"] is True, step
     assert step["diffTabs"] == 1, step
+    # The typing that went on stayed in the person's editor, not in the agent's proposal.
+    assert step["proposal"] == "MODAL file\n", step
+
+
+def test_a_fetch_through_the_language_model_tools_is_asked_once_in_toolhosts_review(
+    scenario: Scenario,
+) -> None:
+    """code-server has no Copilot, but vscode.lm.invokeTool runs the same path outside a
+    chat: VS Code shows a tool's confirmation as a modal dialog there (its focused "Yes"
+    is pressed by a Space). toolhost's tools ask nothing of VS Code; the fetch waits in
+    toolhost's review, which a Space does not answer."""
+    assert scenario.user("lm-fetch-space")["dialog"] == []
+    step = scenario.step("lm-fetch-asks-once")
+    assert step["pendingAfterSpace"] is True, step
+    assert "rejected permission" in step["text"], step
+    toast = scenario.user("lm-fetch-reject")
+    assert toast["buttons"] == ["Allow", "Reject", "More…"], toast
+    assert "127.0.0.1:9/lm" in toast["notification"], toast
 
 
 def test_a_command_waits_for_an_answer_by_default(scenario: Scenario) -> None:

@@ -386,6 +386,14 @@ async def test_a_command_allowed_to_write_more_does_not_run_its_first_part_twice
         rejected = await client.execute("bash", {"command": second}, turnID="t2")
         client.ask_reply = {"reply": "once"}
         assert "first run's changes stay: ran2.txt (created)" in rejected["output"]
+        assert "put back (1 path)," in result["output"]
+        # The person who said no is told too, in words for them, once prefixed.
+        shown = [m["message"] if isinstance(m, dict) else m.message for m in client.messages]
+        told = [m for m in shown if "did not run again" in m]
+        assert told == [
+            f"toolhost: You did not allow writing to {outside}, so the command did not run "
+            "again. Its first run's changes stay: ran2.txt (created)."
+        ], shown
         assert (root / "ran2.txt").read_text() == "RAN\n" and not (outside / "out2").exists()
 
 

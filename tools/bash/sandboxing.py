@@ -161,7 +161,7 @@ def rerun_note(
         )
     if restored:
         note += (
-            f" Before it, the first run's changes were put back ({len(restored)} paths), so "
+            f" Before it, the first run's changes were put back ({_paths(len(restored))}), so "
             "nothing it did happened twice."
         )
     if skipped:
@@ -170,10 +170,18 @@ def rerun_note(
     return note
 
 
-def rejected_note(directories: list[str], earlier: FirstRun, worktree: Path) -> str:
-    """After the person said no to a second run: what the first one left behind."""
+def _paths(count: int) -> str:
+    return f"{count} path" if count == 1 else f"{count} paths"
+
+
+def rejected_note(
+    directories: list[str], earlier: FirstRun, worktree: Path, *, to_person: bool = False
+) -> str:
+    """After the person said no to a second run: what the first one left behind (for the
+    model, or, ``to_person``, for the person who said no)."""
     shown = ", ".join(directories)
-    base = f"The user did not allow writing to {shown}, so the command did not run again."
+    who = "You" if to_person else "The user"
+    base = f"{who} did not allow writing to {shown}, so the command did not run again."
     if earlier.recorded != "on":
         return base + " What its first run changed in the project could not be recorded here."
     if not earlier.changes:

@@ -138,9 +138,8 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             blocked = sandbox_denials.find(finished.output, plan, workdir)
             notes.append(rerun_note(offered, first, earlier, restored, skipped))
         else:
-            note = rejected_note(offered, earlier, ctx.worktree)
-            ctx.editor.show_message(f"toolhost: {note}")
-            notes.append(note)
+            ctx.editor.show_message(rejected_note(offered, earlier, ctx.worktree, to_person=True))
+            notes.append(rejected_note(offered, earlier, ctx.worktree))
     refused = gate is None and sandbox_denials.network_refused(finished.output, plan)
     notes += sandbox_denials.notes(blocked, refused, plan)
     why = network_off_why(ctx, plan) if refused else None

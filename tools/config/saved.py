@@ -15,8 +15,9 @@ Every write is recorded (``writes``: the file's content hash before and after), 
 server can tell toolhost's own write of a rule the person just chose from a change
 someone else made, and accept the first without asking again.  Removing the last rule
 leaves nothing behind: an emptied entry or ``permission`` section goes, and a file that
-toolhost created and that now configures nothing is deleted (``created.json`` in
-toolhost's state folder remembers which files those are, across restarts).
+toolhost created and that now configures nothing is deleted, with the folders made for
+it when they are empty (``created.json`` in toolhost's state folder remembers which files
+and folders those are, across restarts).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class ConfigRuleStore(RuleStore):
         before = _digest(path)
         data = _read(path, permission, list(patterns))
         if before is None:
-            _remember_created(path)
+            _remember_created(path, _missing_folders(path))
         section = _permission_section(data)
         entry = section.get(permission)
         if not isinstance(entry, dict):
@@ -143,6 +144,7 @@ class ConfigRuleStore(RuleStore):
                 raise SaveError(f"could not remove {path}: {error.strerror or error}") from error
             self._wrote(path, before, None)
             _forget_created(path)
+            _remove_created_folders(path)
             return
         self._write(path, before, data)
 
@@ -242,10 +244,32 @@ def _store_created(entries: list[str]) -> None:
         atomic_write(path, json.dumps(entries, indent=2).encode("utf-8"), None)
 
 
-def _remember_created(path: Path) -> None:
+def _missing_folders(path: Path) -> list[Path]:
+    """The folders above ``path`` that do not exist yet (the write makes them), deepest first."""
+    missing = []
+    folder = path.parent
+    while folder != folder.parent and not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _remember_created(path: Path, folders: list[Path]) -> None:
+    """Records ``path`` and the folders made for it (a folder's entry ends with a slash)."""
     entries = _created()
-    if str(path) not in entries:
-        _store_created([*entries, str(path)])
+    new = [e for e in (str(path), *(os.path.join(f, "") for f in folders)) if e not in entries]
+    if new:
+        _store_created([*entries, *new])
+
+
+def _remove_created_folders(path: Path) -> None:
+    """Removes the folders toolhost made for ``path`` that are empty now, deepest first."""
+    entries = _created()
+    mine = [e for e in entries if e.endswith(os.sep) and str(path).startswith(e)]
+    for entry in sorted(mine, key=len, reverse=True):
+        with contextlib.suppress(OSError):  # not empty: someone else's files are in it
+            os.rmdir(entry)
+    _store_created([e for e in entries if e not in mine or os.path.isdir(e)])
 
 
 def _forget_created(path: Path) -> None:

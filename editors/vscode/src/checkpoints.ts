@@ -5,6 +5,7 @@
  * (`checkpoints/list`, `checkpoints/restore`, `checkpoints/diff`, docs/protocol.md).
  */
 import * as vscode from 'vscode';
+import { showWhole } from './common/notices';
 import { LanguageClient } from 'vscode-languageclient/node';
 import { errorText } from './common/logging';
 import { RequestFamily, ServerManager } from './common/server';
@@ -130,9 +131,7 @@ export async function undo(
     });
     if (!dry.restored.length) {
       const why = describe(dry, 'would put back').join('\n');
-      void vscode.window.showInformationMessage(
-        `toolhost: nothing to put back for “${title}”${why ? `: ${why}` : ''}`,
-      );
+      void showWhole('info', `toolhost: nothing to put back for “${title}”${why ? `: ${why}` : ''}`);
       return dry;
     }
     const choice = await vscode.window.showWarningMessage(
@@ -145,7 +144,8 @@ export async function undo(
     }
     const result = await client.sendRequest<RestoreResult>('checkpoints/restore', { id: checkpoint.id });
     const skipped = result.skipped.length ? `; skipped ${result.skipped.map((s) => s.path).join(', ')}` : '';
-    void vscode.window.showInformationMessage(
+    void showWhole(
+      'info',
       `toolhost: undid “${title}”: put back ${result.restored.join(', ')}${skipped}. The Checkpoints view can undo this undo.`,
     );
     return result;

@@ -44,7 +44,9 @@ export function registerCommands(
     ),
     vscode.commands.registerCommand(COMMANDS.showLog, () => log().show()),
     vscode.commands.registerCommand(COMMANDS.restart, () => server.restartNow()),
-    vscode.commands.registerCommand(COMMANDS.install, () => server.installAndStart()),
+    vscode.commands.registerCommand(COMMANDS.install, (options?: { ifMissing?: boolean }) =>
+      server.installAndStart(options),
+    ),
   ];
 }
 
@@ -56,7 +58,7 @@ async function showUnavailable(server: ServerManager, message: string): Promise<
   }
   const install = 'Install toolhost';
   if ((await vscode.window.showErrorMessage(message, install)) === install) {
-    await server.installAndStart();
+    await server.installAndStart({ ifMissing: true });
   }
 }
 

@@ -93,7 +93,7 @@ export function activate(context: vscode.ExtensionContext): ToolhostApi & Review
     ...registerCommands(manager, api, results),
     registerRulesCommand(manager),
     ...registerCheckpoints(manager, checkpointChanges),
-    ...registerLanguageModelTools(api, contributed),
+    ...registerLanguageModelTools(api, contributed, (ask, token) => reviews.controller.ask(ask, token)),
     ...registerMcpServer(manager),
     onDidChangeRestartSetting((setting) => manager.restart(`${setting} changed`)),
     ...watchTrust(manager),

@@ -3,20 +3,29 @@
  * chat participant) can call them. package.json's `languageModelTools` is
  * generated from `toolhost list --json` at build time (scripts/generate-tools.mjs);
  * here each contributed tool is registered to run `tools/execute`, with a
- * progress message and, for tools that change things or reach the network, a
- * confirmation that shows what will run.
+ * progress message, and one prompt for a call that changes things or reaches the
+ * network: toolhost's own review by default (edits with their diff and commands from
+ * the sidecar; a fetch asked here, in the same review), VS Code's confirmation where
+ * the person turned toolhost's review off or chose VS Code's. VS Code's confirmation of
+ * a call made outside a chat is a modal dialog whose focused "Yes" a Space typed into
+ * the editor presses; toolhost's review takes no focus.
  */
 import * as vscode from 'vscode';
 import { ToolhostApi } from './api';
 import { errorText, traceInfo } from './common/logging';
 import { markConfirmed } from './confirmed';
 import { ContributedTool } from './trust';
+import { PermissionAsk, PermissionReply } from './types';
+
+/** Asks in toolhost's review (a pending review, like the sidecar's asks) and waits. */
+export type AskInReview = (ask: PermissionAsk, token?: vscode.CancellationToken) => Promise<PermissionReply>;
 
 type Input = Record<string, unknown>;
 
 export function registerLanguageModelTools(
   api: ToolhostApi,
   tools: readonly ContributedTool[],
+  askInReview: AskInReview,
 ): vscode.Disposable[] {
   if (typeof vscode.lm?.registerTool !== 'function') {
     traceInfo('This VS Code has no Language Model Tools API; the tools are not contributed to chat.');
@@ -25,20 +34,30 @@ export function registerLanguageModelTools(
   return tools.map((tool) =>
     vscode.lm.registerTool<Input>(tool.name, {
       prepareInvocation: (options) => prepare(tool, options.input ?? {}),
-      invoke: (options, token) => invoke(api, tool, options.input ?? {}, token),
+      invoke: (options, token) => invoke(api, tool, options.input ?? {}, token, askInReview),
     }),
   );
 }
+
+/** What "Always" allowed for calls asked here, until VS Code restarts: `tool pattern`. */
+const allowedHere = new Set<string>();
 
 export async function invoke(
   api: ToolhostApi,
   tool: ContributedTool,
   input: Input,
   token?: vscode.CancellationToken,
+  askInReview?: AskInReview,
 ): Promise<vscode.LanguageModelToolResult> {
   let text: string;
   // VS Code confirmed this call (prepare asked): toolhost's review may be skipped for it.
   const callID = `call_lm${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+  if (askInReview && asksHere(tool)) {
+    const refused = await askHere(askInReview, tool, input, callID, token);
+    if (refused) {
+      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(refused)]);
+    }
+  }
   const confirmed = needsConfirmation(tool) ? markConfirmed(callID) : undefined;
   try {
     const result = await api.executeTool(tool.id, input, { token, callID });
@@ -70,25 +89,70 @@ export function prepare(tool: ContributedTool, input: Input): vscode.PreparedToo
 const REVIEWED = new Set(['edit', 'write', 'multiedit', 'apply_patch', 'bash']);
 
 /**
- * Whether toolhost's own review (with the diff) follows for this tool: then VS Code's
- * generic confirmation would only be a second prompt, with less in it. Not when the
- * person chose to skip that review after a confirmation (toolhost.copilot.*).
+ * Whether toolhost's review is the one prompt: on by default; off where the person
+ * turned the review off, or chose VS Code's confirmation instead (toolhost.copilot.*).
  */
-export function reviewFollows(tool: ContributedTool): boolean {
+function toolhostConfirms(): boolean {
   const config = vscode.workspace.getConfiguration('toolhost');
-  if (config.get<boolean>('review.byDefault', true) === false) {
-    return false;
-  }
-  if (config.inspect<boolean>('copilot.skipReviewAfterConfirmation')?.globalValue === true) {
-    return false;
-  }
-  return REVIEWED.has(tool.id);
+  return (
+    config.get<boolean>('review.byDefault', true) !== false &&
+    config.inspect<boolean>('copilot.skipReviewAfterConfirmation')?.globalValue !== true
+  );
 }
 
-/** Tools that change things or reach the network are confirmed in chat first, unless
- * toolhost's review follows. */
+/**
+ * Whether toolhost's own review (with the diff) follows for this tool: then VS Code's
+ * generic confirmation would only be a second prompt, with less in it.
+ */
+export function reviewFollows(tool: ContributedTool): boolean {
+  return toolhostConfirms() && REVIEWED.has(tool.id);
+}
+
+/** A call that reaches the network and that the sidecar does not review by default
+ * (webfetch): asked here, in toolhost's review. */
+export function asksHere(tool: ContributedTool): boolean {
+  return toolhostConfirms() && tool.openWorld && !REVIEWED.has(tool.id);
+}
+
+/** VS Code's confirmation: only where toolhost's review is not the one prompt, for tools
+ * that change things or reach the network. (todowrite changes only the session's task
+ * list: with toolhost's review on, nothing asks about it.) */
 export function needsConfirmation(tool: ContributedTool): boolean {
-  return (!tool.readOnly || tool.openWorld) && !reviewFollows(tool);
+  return (!tool.readOnly || tool.openWorld) && !toolhostConfirms();
+}
+
+/** Asks about the call in toolhost's review; the text for the model when refused. */
+async function askHere(
+  askInReview: AskInReview,
+  tool: ContributedTool,
+  input: Input,
+  callID: string,
+  token?: vscode.CancellationToken,
+): Promise<string | undefined> {
+  const pattern = str(input.url) || str(input.query) || '*';
+  const key = `${tool.id} ${pattern}`;
+  if (allowedHere.has(key)) {
+    return undefined;
+  }
+  const ask: PermissionAsk = {
+    id: `lm_${callID}`,
+    sessionID: 'vscode-lm',
+    callID,
+    tool: tool.id,
+    permission: tool.id,
+    patterns: [pattern],
+    title: invocationMessage(tool.id, input),
+    metadata: {},
+  };
+  const reply = await askInReview(ask, token);
+  if (reply.reply === 'always') {
+    allowedHere.add(key);
+  } else if (reply.reply === 'reject') {
+    return reply.message
+      ? `The user rejected permission to use this specific tool call with the following feedback: ${reply.message}`
+      : 'The user rejected permission to use this specific tool call.';
+  }
+  return undefined;
 }
 
 function str(value: unknown): string {

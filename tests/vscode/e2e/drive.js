@@ -389,10 +389,15 @@ async function confirm(page, expect) {
   return { dialog: text, clicked: expect.button };
 }
 
-/** A key pressed wherever the focus is (a dialog's, say), with no click first. */
+/** A key pressed wherever the focus is (a dialog's, say), with no click first; then
+ * `expect.then` typed, as a person who goes on typing. */
 async function press(page, expect) {
   await page.keyboard.press(expect.key);
   await pause(500);
+  if (expect.then) {
+    await page.keyboard.type(expect.then);
+    await pause(500);
+  }
   if (expect.shot) await shoot(page, expect.shot);
   const dialog = await page
     .locator('.monaco-dialog-box')

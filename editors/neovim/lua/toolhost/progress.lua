@@ -22,7 +22,7 @@ local M = {}
 ---@type table<string, toolhost.RunningCall>
 local calls = {}
 local order = {} ---@type string[] call ids, oldest first
-local float = { buf = nil, win = nil }
+local float = { buf = nil, win = nil, key = nil }
 
 ---The running calls, oldest first: `{callID, tool, summary, last}`.
 ---@return table[]
@@ -58,6 +58,62 @@ function M.lines()
   return lines
 end
 
+---The screen rows (1-based, borders included) the float must leave free: the line being
+---typed on (every row of it, when it wraps), and the review window's float (which sits
+---at the right too).
+---@return {top: integer, bottom: integer}[]
+local function taken_rows()
+  local rows = {}
+  local win = vim.api.nvim_get_current_win()
+  if vim.api.nvim_win_get_config(win).relative == "" then
+    local lnum = vim.api.nvim_win_get_cursor(win)[1]
+    local info = vim.fn.getwininfo(win)[1]
+    local first = vim.fn.screenpos(win, lnum, 1).row
+    -- The line's last row: its last character's, or the window's bottom when off screen.
+    local length = #(
+      vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), lnum - 1, lnum, false)[1] or ""
+    )
+    local last = vim.fn.screenpos(win, lnum, math.max(1, length + 1)).row
+    if last == 0 then
+      last = info.winrow + info.height - 1
+    end
+    if first > 0 then
+      rows[#rows + 1] = { top = first, bottom = math.max(first, last) }
+    end
+  end
+  local review = require("toolhost.review.view").window()
+  if review and review ~= float.win then
+    local cfg = vim.api.nvim_win_get_config(review)
+    if cfg.relative ~= "" then
+      local top = math.floor(cfg.row) + 1
+      rows[#rows + 1] = { top = top, bottom = top + cfg.height + 1 }
+    end
+  end
+  return rows
+end
+
+---The screen row of the float's bottom border: at the bottom, or just above whatever it
+---would cover there (see taken_rows); nil when it fits nowhere.
+---@param height integer its lines, without the border
+---@return integer?
+function M.float_bottom(height)
+  local bottom = vim.o.lines - vim.o.cmdheight - 1
+  local taken = taken_rows()
+  for _ = 0, #taken do
+    local top, above = bottom - height - 1, nil
+    for _, rows in ipairs(taken) do
+      if rows.top <= bottom and rows.bottom >= top then
+        above = math.min(above or rows.top, rows.top)
+      end
+    end
+    if not above then
+      return top >= 1 and bottom or nil
+    end
+    bottom = above - 1
+  end
+  return nil
+end
+
 local function redraw_float()
   local lines = config.options.progress_float and M.lines() or {}
   if #lines == 0 then
@@ -78,11 +134,26 @@ local function redraw_float()
     end
     width = math.max(width, vim.fn.strdisplaywidth(lines[i]))
   end
+  -- Never over the line being typed on (nor under the review window): above it, or hidden
+  -- until there is room (the calls still show as LSP progress).
+  local bottom = M.float_bottom(#lines)
+  if not bottom then
+    if float.win and vim.api.nvim_win_is_valid(float.win) then
+      vim.api.nvim_win_close(float.win, true)
+    end
+    float.win = nil
+    return
+  end
+  local key = ("%d:%d\n%s"):format(bottom, vim.o.columns, table.concat(lines, "\n"))
+  if float.win and vim.api.nvim_win_is_valid(float.win) and float.key == key then
+    return -- as it is on screen
+  end
+  float.key = key
   vim.api.nvim_buf_set_lines(float.buf, 0, -1, false, lines)
   local opts = {
     relative = "editor",
     anchor = "SE",
-    row = vim.o.lines - vim.o.cmdheight - 1,
+    row = bottom,
     col = vim.o.columns,
     width = width,
     height = #lines,
@@ -108,6 +179,25 @@ local function schedule_redraw()
     end)
   end
 end
+
+-- The float moves out of the way as the cursor (or the review window) does.
+vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "WinScrolled", "VimResized" }, {
+  group = vim.api.nvim_create_augroup("toolhost.progress", { clear = true }),
+  callback = function()
+    if #order > 0 then
+      schedule_redraw()
+    end
+  end,
+})
+vim.api.nvim_create_autocmd("User", {
+  group = "toolhost.progress",
+  pattern = "ToolhostReview",
+  callback = function()
+    if #order > 0 then
+      schedule_redraw()
+    end
+  end,
+})
 
 ---Remembers how to stop a running call (the function execute returned).
 ---@param call_id string

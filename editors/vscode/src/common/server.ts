@@ -17,6 +17,7 @@ import {
 } from 'vscode-languageclient/node';
 import { CLIENT_ID, CLIENT_NAME, COMMANDS, PROTOCOL_VERSION, RESTART_DELAY_MS } from './constants';
 import { clientChannel, errorText, log, traceError, traceInfo, traceWarn } from './logging';
+import { showSidecarMessage, showWhole } from './notices';
 import {
   bundledWheel,
   findPython,
@@ -72,6 +73,7 @@ export class ServerManager implements vscode.Disposable {
   private starting: Promise<LanguageClient | undefined> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
   private missingNotified = false;
+  private installing: Promise<LanguageClient | undefined> | undefined;
   private disposed = false;
   private _state: ServerState = { kind: 'stopped' };
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
@@ -195,6 +197,8 @@ export class ServerManager implements vscode.Disposable {
     this.clientDisposables = this.options.families.flatMap((family) => family.register(client));
     this.clientDisposables.push(
       client.onNotification('tools/listChanged', () => this.listChangedEmitter.fire()),
+      // Shown whole, with Show Log (vscode-languageclient's own would cut a long one).
+      client.onNotification('window/showMessage', showSidecarMessage),
       client.onDidChangeState((event) => {
         // After a crash vscode-languageclient restarts the sidecar itself (a few times).
         if (this.client !== client || this.starting) {
@@ -313,14 +317,36 @@ export class ServerManager implements vscode.Disposable {
       ...(hasWheel ? [install, settings] : [settings]),
     );
     if (choice === install) {
-      await this.installAndStart();
+      await this.installAndStart({ ifMissing: true });
     } else if (choice === settings) {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'toolhost.serverCommand');
     }
   }
 
-  /** Creates the private venv from the bundled wheel, then starts the sidecar. */
-  async installAndStart(): Promise<LanguageClient | undefined> {
+  /**
+   * Creates the private venv from the bundled wheel, then starts the sidecar. One install
+   * at a time: a second click joins the running one. `ifMissing`: the button of a "not
+   * installed" message, which may be clicked long after it was shown; once toolhost is
+   * found or installed it says so instead of installing again over the running sidecar.
+   */
+  installAndStart(options: { ifMissing?: boolean } = {}): Promise<LanguageClient | undefined> {
+    if (this.installing) {
+      void vscode.window.showInformationMessage('toolhost: the install is already running.');
+      return this.installing;
+    }
+    if (options.ifMissing && this._state.kind !== 'missing') {
+      void vscode.window.showInformationMessage(
+        this._state.kind === 'running'
+          ? `toolhost is installed and running (${this._state.command.join(' ')}); there is nothing to install.`
+          : 'toolhost is installed; there is nothing to install.',
+      );
+      return Promise.resolve(this.client);
+    }
+    this.installing = this.install().finally(() => (this.installing = undefined));
+    return this.installing;
+  }
+
+  private async install(): Promise<LanguageClient | undefined> {
     const context = this.options.context;
     const wheel = bundledWheel(context.extensionPath);
     if (!wheel) {
@@ -358,7 +384,8 @@ export class ServerManager implements vscode.Disposable {
     const client = await this.restartNow();
     if (client) {
       // The progress toast closes by itself: say that it worked, where it went.
-      void vscode.window.showInformationMessage(
+      void showWhole(
+        'info',
         `toolhost: installed into this extension's private environment (${context.globalStorageUri.fsPath}); the sidecar is running.`,
       );
     }

@@ -149,7 +149,12 @@ export class StatusItem implements vscode.Disposable {
         item.detail = 'not installed';
         item.severity = vscode.LanguageStatusSeverity.Warning;
         // A missed install offer is found again here (and in "Toolhost: Install toolhost").
-        item.command = { title: 'Install toolhost', command: COMMANDS.install };
+        // A hover left open may be clicked after the install: then it says so.
+        item.command = {
+          title: 'Install toolhost',
+          command: COMMANDS.install,
+          arguments: [{ ifMissing: true }],
+        };
         break;
       case 'blocked':
         item.text = '$(shield) toolhost';

@@ -311,7 +311,9 @@ export class ReviewPresenter implements vscode.Disposable {
     const always = `Always allow ${plain(review.alwaysCovers)}…`;
     const reason = 'Reject with a reason…';
     // The dialog focuses its first button, so a Space or Enter typed into the editor
-    // presses it: that one only shows the change (or leaves the review pending).
+    // presses it: that one only shows the change (or leaves the review pending), and
+    // leaves the keys where they were: the typing that goes on must not land in the
+    // proposed side, which can be edited.
     const safe = review.isEdit ? 'Show the diff' : 'Decide later';
     const answers = overlaps ? [accept, OVERLAP.save, 'Reject', reason] : [accept, always, 'Reject', reason];
     const items = [safe, ...answers];
@@ -323,7 +325,7 @@ export class ReviewPresenter implements vscode.Disposable {
     if (!this.controller.get(review.id)) {
       return;
     }
-    if (choice === safe && review.isEdit) await this.openDiff(review, review.files[0], true);
+    if (choice === safe && review.isEdit) await this.openDiff(review, review.files[0], false);
     else if (choice === accept)
       this.controller.settle(review, 'accepted', overlaps ? { unsaved: 'editor' } : {});
     else if (choice === OVERLAP.save) this.controller.settle(review, 'accepted', { unsaved: 'save' });
@@ -381,6 +383,11 @@ function message(review: Review): string {
       );
     }
     return `toolhost: ${tool} proposes a change to ${files}. The diff is open beside your editor.`;
+  }
+  if (review.params.metadata.rerun === true) {
+    // Allow runs the command again: the ask's title says so, and what its first run
+    // changed (put back first). The words for the ask alone would hide both.
+    return `toolhost: ${tool}: ${review.params.title.replace(/[.?]?$/, '.')} “Always” would allow ${plain(review.alwaysCovers)}.`;
   }
   return `toolhost: ${tool} wants to ${plain(askOf(review))}. “Always” would allow ${plain(review.alwaysCovers)}.`;
 }

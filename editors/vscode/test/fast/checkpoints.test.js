@@ -43,6 +43,9 @@ test('Undo Last Agent Turn shows the dry run, then puts the turn back', async ()
     assert.ok(modal.options.detail.includes(`put back: ${path}`), modal.options.detail);
   }
   console.log(`# the undo prompt: ${modal.message}\n# ${modal.options.detail.replace(/\n/g, '\n# ')}`);
+  // What it did, whole: with a button (VS Code cuts a notification without one to a line).
+  const done = stub.recorded.messages.find((m) => /^toolhost: undid/.test(m.message));
+  assert.deepEqual(done.items, ['Show Log']);
 });
 
 test('the Checkpoints view lists the turns with their files and opens a diff', async () => {

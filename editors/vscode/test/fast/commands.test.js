@@ -4,7 +4,7 @@ const fs = require('fs');
 const path = require('path');
 const { after, before, beforeEach, test } = require('node:test');
 const assert = require('node:assert/strict');
-const { activate, stub, vscode } = require('./harness');
+const { activate, stub, vscode, waitFor } = require('./harness');
 
 const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
 let s;
@@ -84,6 +84,14 @@ test("prepareInvocation: no second prompt where toolhost's review follows; other
     .get('toolhost_bash')
     .prepareInvocation({ input: { command: 'ls' } });
   assert.equal(bashReviewed.confirmationMessages, undefined);
+  // Nor VS Code's for a fetch (toolhost asks in its review, at invoke) or the task list.
+  for (const [name, input] of [
+    ['toolhost_webfetch', { url: 'https://example.com', format: 'text' }],
+    ['toolhost_todowrite', { todos: [] }],
+  ]) {
+    const prepared = await stub.lmTools.get(name).prepareInvocation({ input });
+    assert.equal(prepared.confirmationMessages, undefined, name);
+  }
   stub.setSetting('toolhost.review.byDefault', false);
   try {
     const confirmed = await edit.prepareInvocation({ input });
@@ -132,4 +140,32 @@ test('invoke runs tools/execute and hands the output to the model', async () => 
     new vscode.CancellationTokenSource().token,
   );
   assert.match(missing.content[0].value, /File not found/);
+});
+
+test("a fetch through Copilot's tools asks in toolhost's review, which takes no focus", async () => {
+  // VS Code's confirmation of a call made outside a chat is a modal dialog whose focused
+  // "Yes" a Space typed into the editor presses (seen in code-server): toolhost asks.
+  await vscode.commands.executeCommand('toolhost.restart'); // the settings changed above: now, not midway
+  const fetch = stub.lmTools.get('toolhost_webfetch');
+  const input = { url: 'http://127.0.0.1:9/page', format: 'text' };
+  const token = new vscode.CancellationTokenSource().token;
+  const refused = fetch.invoke({ input }, token);
+  const review = await waitFor(() => s.api.pendingReviews()[0], "toolhost's review of the fetch");
+  assert.equal(review.tool, 'webfetch');
+  assert.match(review.title, /Fetching http:\/\/127\.0\.0\.1:9\/page/);
+  assert.ok(
+    stub.recorded.messages.every((m) => !(m.options && m.options.modal)),
+    'no modal dialog',
+  );
+  s.api.answerReview(review.id, { reply: 'reject', message: 'not that site' });
+  assert.match((await refused).content[0].value, /rejected permission .*feedback: not that site/);
+
+  const allowed = fetch.invoke({ input }, token);
+  const again = await waitFor(() => s.api.pendingReviews()[0], 'the review of the second fetch');
+  s.api.answerReview(again.id, { reply: 'always' });
+  assert.match((await allowed).content[0].value, /Request to http:\/\/127\.0\.0\.1:9\/page failed/);
+  // "Always": the same URL is not asked about again (until VS Code restarts).
+  const third = await fetch.invoke({ input }, token);
+  assert.match(third.content[0].value, /failed/);
+  assert.equal(s.api.pendingReviews().length, 0);
 });

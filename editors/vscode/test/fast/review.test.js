@@ -4,6 +4,9 @@
 // files are accepted one by one; the proposal can be corrected; "always" says what
 // it covers and where it is kept; the API lists and answers reviews.
 'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
 const { after, before, beforeEach, test } = require('node:test');
 const assert = require('node:assert/strict');
 const { activate, answerPrompts, stub, vscode, waitFor } = require('./harness');
@@ -468,6 +471,9 @@ test('toolhost.prompts "modal" asks in a dialog with whole labels; "notification
     const shown = diffCalls()[1];
     // Shown where its tab is (the stub's one group), not in a new group beside it.
     assert.equal(shown.args[3].viewColumn, vscode.window.tabGroups.all[0].viewColumn, 'no copy beside it');
+    // Shown without moving the keys there: what is typed next goes where it was going,
+    // never into the proposed side (which can be edited).
+    assert.equal(shown.args[3].preserveFocus, true, 'the focus stays in the editor');
     assert.equal(s.read('keep.txt'), 'keep me\n', 'nothing accepted');
     assert.equal(s.api.pendingReviews().length, 1, 'still pending');
     s.api.answerReview(review.id, { reply: 'reject' });
@@ -605,4 +611,21 @@ test('Show Allowed Rules lists an "always" saved to the project in words, and re
   answerPrompts(() => 'Reject');
   const again = await s.api.executeTool('bash', { command: 'printf again', description: 'Prints' });
   assert.equal(again.metadata.error, 'permission_rejected', 'once revoked, the command is asked about again');
+});
+
+test('a command asking to write outside says, before it runs again, what its first run changed', async () => {
+  const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'toolhost-outside-'));
+  const command = `echo RAN >> ran.txt; python3 -c "open('${outside}/' + 'out', 'w')"`;
+  answerPrompts((items, message) => (/wants to run/.test(message) ? 'Allow' : undefined));
+  const { result } = await start('bash', { command, description: 'Writes inside and outside' });
+  const rerun = await waitFor(
+    () => stub.recorded.messages.find((m) => /run again/.test(m.message)),
+    'the ask to write outside',
+  );
+  assert.match(rerun.message, /It will run again; the first run changed ran\.txt \(created\)/);
+  assert.match(rerun.message, /put back as they were before it runs again\./);
+  s.api.answerReview(s.api.pendingReviews()[0].id, { reply: 'reject' });
+  await result;
+  assert.equal(s.read('ran.txt'), 'RAN\n', 'it ran once');
+  fs.rmSync(outside, { recursive: true, force: true });
 });

@@ -98,6 +98,31 @@ test('the log shows each sidecar line once, and a clean stop is no error', async
   assert.match(lines, /\[info\] The sidecar stopped \(exit code 0\)\./);
 });
 
+test('a restart while a review waits logs each sidecar line once', async () => {
+  s = await activate();
+  const channel = stub.outputChannels.filter((c) => c.name === 'toolhost').at(-1);
+  const call = s.api.executeTool('bash', { command: 'echo waits', description: 'Waits' }).catch((e) => e);
+  await waitFor(() => s.api.pendingReviews().length === 1, 'the review');
+  const from = channel.lines.length;
+  await vscode.commands.executeCommand('toolhost.restart');
+  await call;
+  await waitFor(
+    () => channel.lines.slice(from).some((l) => l.includes('toolhost.server: serving')),
+    'the new sidecar serving',
+  );
+  // A record's words, whether it came as window/logMessage or on stderr.
+  const words = (line) =>
+    line
+      .replace(/^\[\w+\] /, '') // the stub's own mark of the channel method
+      .replace(/^.*?\b(DEBUG|INFO|WARNING|ERROR) (?=\S+: )/, '')
+      .replace(/^\[\w+\s*- [^\]]*\] /, '')
+      .trim();
+  const shown = channel.lines.slice(from);
+  const sidecar = shown.map(words).filter((l) => /^(pygls|toolhost)\.[\w.]+: /.test(l));
+  const twice = sidecar.filter((line, i) => sidecar.indexOf(line) !== i);
+  assert.deepEqual(twice, [], shown.join('\n'));
+});
+
 test('a sidecar that exits is started again, and the next call works', async () => {
   s = await activate({ settings: { 'toolhost.review.byDefault': false } });
   // The command's shell is a child of the sandbox supervisor ($PPID), whose parent
@@ -130,9 +155,11 @@ test('no toolhost anywhere: a missed install offer is found again, and installs 
   // What is tested is the install's steps, not pip compiling bytecode (a third of its time).
   process.env.PIP_NO_COMPILE = '1';
   const answered = [];
+  let clickLater;
+  const later = new Promise((resolve) => (clickLater = resolve));
   stub.answers.message = (message, items) => {
     answered.push({ message, items });
-    return undefined; // the toast went by unseen
+    return later; // the toast went by unseen; its button is clicked after the install (below)
   };
   s = await activate({ settings: { 'toolhost.serverCommand': undefined }, start: false });
   const storage = s.context.globalStorageUri.fsPath;
@@ -162,6 +189,19 @@ test('no toolhost anywhere: a missed install offer is found again, and installs 
   assert.ok(stub.recorded.progress.some((p) => p.options.title === 'toolhost: installing'));
   assert.ok(fs.existsSync(path.join(storage, 'venv', 'bin', 'toolhost')));
   assert.ok((await s.api.listTools()).some((t) => t.id === 'read'));
+  // The first offer, found in the notification list and clicked now: nothing to install
+  // (not a second install over the venv the running sidecar uses).
+  clickLater('Install toolhost');
+  await waitFor(
+    () => stub.recorded.messages.some((m) => /toolhost is installed and running/.test(m.message)),
+    'the notice that there is nothing to install',
+  );
+  const installs = stub.recorded.progress.filter((p) => p.options.title === 'toolhost: installing');
+  assert.equal(installs.length, 1, 'one install');
+  assert.ok(
+    (await s.api.listTools()).some((t) => t.id === 'read'),
+    'still running',
+  );
 
   // Next time the private environment is found without asking.
   await s.extension.deactivate();

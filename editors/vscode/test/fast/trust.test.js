@@ -20,6 +20,19 @@ test('the sidecar is told the workspace is not trusted', () => {
   assert.equal(initializeParams().initializationOptions.trusted, false);
 });
 
+test("the sidecar's notice is shown whole: with a button, so VS Code does not cut it to a line", async () => {
+  const notice = await waitFor(
+    () => stub.recorded.messages.find((m) => /this folder is not trusted/.test(m.message)),
+    "the sidecar's Restricted Mode notice",
+  );
+  assert.deepEqual(notice.items, ['Show Log']);
+  assert.equal(notice.severity, 'warning');
+  assert.match(
+    notice.message,
+    /only the read-only tools are offered \(the editor switched the others off\)\.$/,
+  );
+});
+
 test('the sidecar starts with every non-read-only built-in switched off', () => {
   const { config } = initializeParams().initializationOptions;
   for (const id of ['bash', 'edit', 'write', 'multiedit', 'apply_patch', 'todowrite']) {

@@ -582,21 +582,52 @@ async function activate() {
         'the review of modal.txt',
       );
       await sleep(1500); // the dialog is up
-      await expectUser('modal-space', { act: 'press', key: 'Space', shot: 'modal-space' });
+      // A Space, and the typing that goes on: none of it may land in the proposal.
+      await expectUser('modal-space', { act: 'press', key: 'Space', then: 'xyz', shot: 'modal-space' });
       await sleep(1500);
       const pending = pendingIds().includes(review.id);
-      const diffTabs = vscode.window.tabGroups.all
+      const tabs = vscode.window.tabGroups.all
         .flatMap((g) => g.tabs)
         .filter(
           (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.query.startsWith(review.id),
-        ).length;
+        );
+      const proposedUri = tabs[0] && tabs[0].input.modified.toString();
+      const proposedDoc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === proposedUri);
+      const proposal = proposedDoc ? proposedDoc.getText() : null;
       const unchanged = disk('modal.txt') === before;
       if (pending) api.answerReview(review.id, { reply: 'reject' }); // else the Space answered it
       await call;
-      return { pending, diffTabs, unchanged };
+      return { pending, diffTabs: tabs.length, unchanged, proposal };
     } finally {
       await settings.update('prompts', undefined, vscode.ConfigurationTarget.Global);
     }
+  });
+
+  await step('lm-fetch-asks-once', async () => {
+    // vscode.lm.invokeTool outside a chat: VS Code's own confirmation would be a modal
+    // dialog whose focused "Yes" a Space presses. toolhost asks in its review instead.
+    const call = vscode.lm.invokeTool('toolhost_webfetch', {
+      input: { url: 'http://127.0.0.1:9/lm', format: 'text' },
+      toolInvocationToken: undefined,
+    });
+    await waitFor(
+      () => api.pendingReviews().find((r) => r.tool === 'webfetch'),
+      "toolhost's review of the fetch",
+    );
+    await sleep(1000); // as long as a dialog would take to come up
+    await expectUser('lm-fetch-space', { act: 'press', key: 'Space', shot: 'lm-fetch-space' });
+    const pendingAfterSpace = api.pendingReviews().some((r) => r.tool === 'webfetch');
+    await expectUser('lm-fetch-reject', {
+      act: 'toast',
+      title: 'webfetch wants to fetch',
+      click: 'Reject',
+      shot: 'lm-fetch-review',
+    });
+    const result = await call;
+    const text = result.content
+      .map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : ''))
+      .join('');
+    return { pendingAfterSpace, text };
   });
 
   await step('later-answered', async () => {

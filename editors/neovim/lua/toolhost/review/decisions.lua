@@ -34,9 +34,12 @@ end
 ---@param review toolhost.Review
 ---@param reply table
 local function answer(review, reply)
+  -- A rejection takes the agent's other queued asks with it (the sidecar withdraws them
+  -- a moment later): they are not "more to review".
+  local going = reply.reply == "reject" and queue.session_mates(review) or {}
   queue.answer(review.id, reply)
   view.leave()
-  local left = #queue.list
+  local left = #queue.list - #going
   if left > 0 then
     local key = require("toolhost.config").options.keys.review
     vim.notify(

@@ -243,7 +243,8 @@ vim.api.nvim_create_autocmd("WinEnter", {
   end,
 })
 
--- Leaving it (to the edit tab, or by :wincmd): the float goes back out of the way.
+-- Leaving it (to the edit tab, or by :wincmd): the float goes back out of the way, and
+-- its ruler (a float has no status line, so Neovim drew it in the command line) goes too.
 vim.api.nvim_create_autocmd("WinLeave", {
   group = group,
   callback = function()
@@ -251,6 +252,10 @@ vim.api.nvim_create_autocmd("WinLeave", {
       vim.schedule(function()
         placed = nil
         reposition()
+        if vim.api.nvim_get_mode().mode:sub(1, 1) ~= "c" then
+          vim.cmd("echo ''")
+          vim.cmd("redraw")
+        end
       end)
     end
   end,
