@@ -6,6 +6,7 @@ the run that followed."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from tools.bash import process
@@ -36,14 +37,18 @@ async def support_here() -> Support | None:
         return None
 
 
-def plan_for(ctx: ToolContext, support: Support | None, extra: list[str]) -> Plan:
-    """The call's plan; ``extra`` are outside directories it may also write to."""
+def plan_for(
+    ctx: ToolContext, support: Support | None, extra: list[str], repos: Sequence[str] = ()
+) -> Plan:
+    """The call's plan; ``extra`` are outside directories it may also write to, ``repos``
+    folders where a person allowed it to make a git repository."""
     policy = sandbox_settings.policy(
         ctx.host.config,
         worktree=ctx.worktree,
         directory=ctx.directory,
         rules=_sandbox_rules(ctx),
         extra_writable=extra,
+        repos_allowed=repos,
     )
     return decide_plan(policy, support)
 
