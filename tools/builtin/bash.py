@@ -64,6 +64,7 @@ from tools.bash.sandboxing import (
     capture_roots,
     directories_to_offer,
     egress,
+    guard_outcome,
     network_gate,
     network_notes,
     network_off_why,
@@ -142,6 +143,7 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             notes.append(rejected_note(offered, earlier, ctx.worktree))
     refused = gate is None and sandbox_denials.network_refused(finished.output, plan)
     notes += sandbox_denials.notes(blocked, refused, plan)
+    notes += guard_outcome(plan, finished, ctx.worktree)
     why = network_off_why(ctx, plan) if refused else None
     if why:
         notes.append(why)
@@ -163,6 +165,8 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
         metadata["sandbox"]["network"] = gate.report()
     if cut.output_path:
         metadata["outputPath"] = cut.output_path
+    if finished.refused:
+        metadata["sandbox"]["refused"] = list(finished.refused)
     if blocked:
         metadata["sandbox"]["blocked"] = [{"path": b.path, "kind": b.kind} for b in blocked]
     if finished.timed_out:

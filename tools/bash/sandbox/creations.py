@@ -30,15 +30,18 @@ How it holds:
 
 Refused with EPERM, and reported (``refused``): a name git takes for a repository,
 ``.git`` in any case and with any of the code points a case-folding file system ignores,
-except in a folder a person allowed (``allowed``); a symlink that leads through a folder
-the command may change outside the guarded ones (git would find a repository made
-there). A folder moved in from outside the guarded folders (the temp dir, a git dir)
-gets EXDEV, so ``mv`` copies it and each name it makes is checked; other entries can
-be moved in. A character or block device and ``RENAME_WHITEOUT`` are never made by the
-supervisor (it may hold privileges the command does not): those calls go on, and the
-kernel refuses them in a guarded folder. A rename of a name that is a mount point in
-the command's namespace (a protected path bound read-only onto itself) gets EBUSY, as
-there: in the supervisor's namespace it is no mount, and the rename would go through.
+or a name that makes its folder a git dir git finds by itself (``HEAD`` beside
+``objects`` or ``commondir``, either made second),
+except in and below a folder a person allowed (``allowed``: ``sandbox.repositories``);
+a symlink that leads through a folder the command may change outside the guarded ones
+(git would find a repository made there). A folder moved in from outside the guarded
+folders (the temp dir, a git dir) gets EXDEV, so ``mv`` copies it and each name it
+makes is checked; other entries can be moved in. A character or block device and
+``RENAME_WHITEOUT`` are never made by the supervisor (it may hold privileges the
+command does not): those calls go on, and the kernel refuses them in a guarded folder.
+A rename of a name that is a mount point in the command's namespace (a protected path
+bound read-only onto itself) gets EBUSY, as there: in the supervisor's namespace it is
+no mount, and the rename would go through.
 
 Standard library only: the supervisor imports it.
 """
@@ -369,7 +372,9 @@ class Creations:
     def _refuse(self, n: Notification, spot: _Spot, *, replacing: bool = False) -> bool:
         """Answer EPERM (or EEXIST) when ``spot`` names a repository where none may be
         made; False when the name is allowed."""
-        if not is_repository_name(spot.name) or spot.path in self.allowed:
+        if not (is_repository_name(spot.name) or _completes_git_dir(spot)):
+            return False
+        if any(_inside(spot.path, a) for a in self.allowed):
             return False
         if not replacing and _lstat(spot) is not None:
             self._answer(n, error=errno.EEXIST)  # as the kernel would: nothing is made
@@ -494,6 +499,21 @@ _HANDLERS: dict[str, Callable[[Creations, Notification, list[_Spot]], bool]] = {
     **dict.fromkeys(("link", "linkat"), Creations._link),
     **dict.fromkeys(("rename", "renameat", "renameat2"), Creations._rename),
 }
+
+
+# What makes a folder a git dir that git finds by itself (setup.c, is_git_directory):
+# a HEAD beside objects (and refs), or beside a commondir file naming where they are.
+_GIT_DIR_PAIRS = {b"head": (b"objects", b"commondir"), b"objects": (b"HEAD",)}
+_GIT_DIR_PAIRS[b"commondir"] = _GIT_DIR_PAIRS[b"objects"]
+
+
+def _completes_git_dir(spot: _Spot) -> bool:
+    """Whether making this name would give its folder the parts of a git dir (a bare
+    repository with ``core.bare`` false and ``core.worktree`` set has a work tree, and
+    its config is obeyed like a ``.git``'s). Race-free: every name in a guarded folder
+    is made here, one call at a time."""
+    others = _GIT_DIR_PAIRS.get(spot.name.lower(), ())
+    return any(_lstat(_Spot(spot.folder, spot.path, other)) is not None for other in others)
 
 
 def _lstat(spot: _Spot) -> os.stat_result | None:

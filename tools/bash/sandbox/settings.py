@@ -179,7 +179,7 @@ def policy(
         secrets=tuple(secret_dirs()),
         guarded=tuple(_unique(os.path.normpath(p) for p in guarded)),
         free=tuple(_unique(git_dirs)),
-        repos_allowed=tuple(repos_allowed),
+        repos_allowed=tuple([*settings.repositories, *repos_allowed]),
     )
 
 
