@@ -7,8 +7,8 @@ no-repo-guard``, the probe's documented switch: the rest of the sandbox as usual
 where ``git status`` run from here, as the editor would, writes the marker; then with
 it, where the kernel and the supervisor (``tools/bash/sandbox/creations.py``) refuse
 the ``.git`` and the model is told how a person can allow one. Ordinary commands that
-make many files still work, and a folder listed in ``sandbox.repositories`` gets its
-repository.
+make many files still work; a person asked in the editor, or a folder listed in
+``sandbox.repositories``, gets the repository made.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.tools.test_sandbox import bash, make_host
+from tests.tools.test_sandbox import Editor, bash, make_host
 from tools.bash.sandbox import landlock, probe
 from tools.config import loosening
 from tools.config.effective import Config, SandboxSettings
@@ -196,3 +196,20 @@ def test_listing_a_folder_for_repositories_is_a_widening() -> None:
     after = Config(sandbox=SandboxSettings(repositories=("/home/me/project/vendor",)))
     assert loosening.loosenings(before, after), "a person must accept it"
     assert loosening.loosenings(after, before) == []
+
+
+async def test_a_person_asked_can_let_the_command_make_it(project: Path) -> None:
+    command = "git init -q sub && git -C sub config user.name me && git -C sub config user.name"
+    editor = Editor(rerun="once")
+    result = await bash(make_host(project), command, editor)
+    (ask,) = [a for a in editor.asks if a.metadata.get("sandbox") == "repository"]
+    assert ask.title.startswith("Allow this command to make a git repository in sub?")
+    assert ask.always == [] and ask.metadata["directories"] == [str(project / "sub")]
+    assert result.metadata["exit"] == 0, result.output
+    assert (project / "sub" / ".git").is_dir() and result.output.startswith("me")
+    assert "the user allowed making it, so the command ran a second time" in result.output
+
+    shutil.rmtree(project / "sub")
+    result = await bash(make_host(project), command, Editor(rerun="reject"))
+    assert not (project / "sub" / ".git").exists()
+    assert "The user did not allow making a git repository in sub." in result.output

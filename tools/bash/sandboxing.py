@@ -151,14 +151,20 @@ def rerun_note(
     earlier: FirstRun,
     restored: list[str],
     skipped: list[dict[str, str]],
+    *,
+    repository: bool = False,
 ) -> str:
-    """The note that the output is a second run's, with ``directories`` writable, and
-    what became of the first run's changes."""
+    """The note that the output is a second run's, with ``directories`` writable (or,
+    ``repository``, allowed to hold a new git repository), and what became of the first
+    run's changes."""
     shown = ", ".join(directories)
+    stopped, allowed = f"a write to {shown}", "writing there"
+    if repository:
+        stopped, allowed = f"a git repository in {shown}", "making it"
     note = (
-        f"The sandbox stopped a write to {shown} on the first run (exit {first.exit}); the "
-        "user allowed writing there, so the command ran a second time, and the output above "
-        "is the second run's."
+        f"The sandbox stopped {stopped} on the first run (exit {first.exit}); the user "
+        f"allowed {allowed}, so the command ran a second time, and the output above is the "
+        "second run's."
     )
     if earlier.recorded != "on":
         return note + (
@@ -241,3 +247,8 @@ def guard_outcome(plan: Plan, finished: process.Finished, worktree: Path) -> lis
     if more > 0:
         lines.append(f"({more} more were refused the same way.)")
     return lines
+
+
+def refused_repositories(finished: process.Finished) -> list[str]:
+    """The folders the guard refused a repository in, to offer a person."""
+    return unique([r["path"] for r in finished.refused if r.get("kind") == "repository"])

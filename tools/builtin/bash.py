@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 
 from tools.arguments.model import Arguments
 from tools.bash import process, rerun
-from tools.bash.asks import allow_writing, ask_to_run
+from tools.bash.asks import allow_repositories, allow_writing, ask_to_run
 from tools.bash.sandbox import denials as sandbox_denials
 from tools.bash.sandbox import settings as sandbox_settings
 from tools.bash.sandbox.plan import Plan, holds_writes
@@ -69,6 +69,7 @@ from tools.bash.sandboxing import (
     network_notes,
     network_off_why,
     plan_for,
+    refused_repositories,
     rejected_note,
     rerun_note,
     support_here,
@@ -77,7 +78,7 @@ from tools.bash.shell import shell_argv, shell_env
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
-from tools.fsio.paths import resolve
+from tools.fsio.paths import relative, resolve
 from tools.network.gate import Gate
 from tools.result import ToolResult
 from tools.tool import Annotations, define
@@ -141,6 +142,20 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
         else:
             ctx.editor.show_message(rejected_note(offered, earlier, ctx.worktree, to_person=True))
             notes.append(rejected_note(offered, earlier, ctx.worktree))
+    elif (folders := refused_repositories(finished)) and not finished.timed_out:
+        earlier = await ctx.run_blocking(rerun.first_run, plan, finished)
+        said = earlier.described(ctx.worktree)
+        if await allow_repositories(folders, args.command, ctx, said, earlier.changes):
+            restored, skipped = await ctx.run_blocking(rerun.put_back, earlier)
+            plan = plan_for(ctx, support, approved, repos=folders)
+            first = finished
+            finished = await _run(args, ctx, workdir, plan, True, timeout_ms, gate)
+            blocked = sandbox_denials.find(finished.output, plan, workdir)
+            note = rerun_note(folders, first, earlier, restored, skipped, repository=True)
+            notes.append(note)
+        else:
+            shown = ", ".join(relative(Path(f), ctx.worktree) for f in folders)
+            notes.append(f"The user did not allow making a git repository in {shown}.")
     refused = gate is None and sandbox_denials.network_refused(finished.output, plan)
     notes += sandbox_denials.notes(blocked, refused, plan)
     notes += guard_outcome(plan, finished, ctx.worktree)
