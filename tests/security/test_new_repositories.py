@@ -213,3 +213,33 @@ async def test_a_person_asked_can_let_the_command_make_it(project: Path) -> None
     result = await bash(make_host(project), command, Editor(rerun="reject"))
     assert not (project / "sub" / ".git").exists()
     assert "The user did not allow making a git repository in sub." in result.output
+
+
+async def test_a_symlink_to_a_repository_in_a_cache_is_refused(
+    project: Path, tmp_path: Path, guard_off: Any
+) -> None:
+    """A package cache is writable and not guarded: a repository made there and linked
+    into the project would be found by the editor's git through the link."""
+    cache, marker = tmp_path / "cache", tmp_path / "marker"
+    cache.mkdir()
+    command = (
+        f"git init -q {cache}/r && git -C {cache}/r config core.fsmonitor 'touch {marker}' "
+        f"&& ln -s {cache}/r sub"
+    )
+    settings = SandboxSettings(caches=(str(cache),))
+    guard_off(True)
+    result = await bash(make_host(project, settings), command)
+    editor_git_status(project / "sub")
+    assert marker.exists(), f"the attack does not work: {result.output}"
+
+    (project / "sub").unlink()
+    shutil.rmtree(cache / "r")
+    marker.unlink()
+    guard_off(False)
+    result = await bash(make_host(project, settings), command)
+    editor_git_status(project / "sub")
+    assert not marker.exists(), result.output
+    assert not (project / "sub").is_symlink()
+    refused = result.metadata["sandbox"]["refused"]
+    assert {"kind": "symlink", "path": str(project / "sub")} in refused
+    assert "refused the symlink sub" in result.output
