@@ -207,7 +207,8 @@ async def test_a_person_asked_can_let_the_command_make_it(project: Path) -> None
     assert ask.always == [] and ask.metadata["directories"] == [str(project / "sub")]
     assert result.metadata["exit"] == 0, result.output
     assert (project / "sub" / ".git").is_dir() and result.output.startswith("me")
-    assert "the user allowed making it, so the command ran a second time" in result.output
+    assert "stopped making a git repository in sub on the first run" in result.output
+    assert "the user allowed it, so the command ran a second time" in result.output
 
     shutil.rmtree(project / "sub")
     result = await bash(make_host(project), command, Editor(rerun="reject"))

@@ -228,11 +228,11 @@ async def allow_repositories(
     ctx: ToolContext,
     first_run: str = "",
     changed: Sequence[PathChange] = (),
-) -> bool:
+) -> bool | None:
     """One ask, never remembered: may the command run again, allowed to make a git
     repository in ``folders`` (``tools.bash.sandbox.creations``)? A repository's config
     and hooks are obeyed by git outside the sandbox, so only a person says yes; a
-    ``bash`` deny rule for the command wins."""
+    ``bash`` deny rule for the command wins. None: no one could be asked."""
     shown = ", ".join(relative(Path(f), ctx.worktree) for f in folders)
     rest = f"; {first_run}" if first_run else ""
     try:
@@ -256,6 +256,9 @@ async def allow_repositories(
             ),
             force=True,
         )
-    except (PermissionRejectedError, PermissionDeniedError):
-        return False
+    except PermissionRejectedError as error:
+        # A client that answers no prompts rejects every ask (``headless_rejection``).
+        return None if "no one could be asked" in error.message else False
+    except PermissionDeniedError:
+        return None
     return True

@@ -160,7 +160,7 @@ def rerun_note(
     shown = ", ".join(directories)
     stopped, allowed = f"a write to {shown}", "writing there"
     if repository:
-        stopped, allowed = f"a git repository in {shown}", "making it"
+        stopped, allowed = f"making a git repository in {shown}", "it"
     note = (
         f"The sandbox stopped {stopped} on the first run (exit {first.exit}); the user "
         f"allowed {allowed}, so the command ran a second time, and the output above is the "

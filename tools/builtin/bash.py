@@ -145,17 +145,17 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
     elif (folders := refused_repositories(finished)) and not finished.timed_out:
         earlier = await ctx.run_blocking(rerun.first_run, plan, finished)
         said = earlier.described(ctx.worktree)
-        if await allow_repositories(folders, args.command, ctx, said, earlier.changes):
+        shown = [relative(Path(f), ctx.worktree) for f in folders]
+        answer = await allow_repositories(folders, args.command, ctx, said, earlier.changes)
+        if answer:
             restored, skipped = await ctx.run_blocking(rerun.put_back, earlier)
             plan = plan_for(ctx, support, approved, repos=folders)
             first = finished
             finished = await _run(args, ctx, workdir, plan, True, timeout_ms, gate)
             blocked = sandbox_denials.find(finished.output, plan, workdir)
-            note = rerun_note(folders, first, earlier, restored, skipped, repository=True)
-            notes.append(note)
-        else:
-            shown = ", ".join(relative(Path(f), ctx.worktree) for f in folders)
-            notes.append(f"The user did not allow making a git repository in {shown}.")
+            notes.append(rerun_note(shown, first, earlier, restored, skipped, repository=True))
+        elif answer is False:
+            notes.append(f"The user did not allow making a git repository in {', '.join(shown)}.")
     refused = gate is None and sandbox_denials.network_refused(finished.output, plan)
     notes += sandbox_denials.notes(blocked, refused, plan)
     notes += guard_outcome(plan, finished, ctx.worktree)
