@@ -19,6 +19,12 @@ two alternating call by call. Judged on curl's own ``time_total`` (the download 
 client sees it: the proxy's CONNECT-free plain HTTP forwarding, its name lookup and
 its copy); the whole bash call is printed beside it. Target from issue 27: at most 10%
 added.
+
+Last, what the guard on new repositories costs (``tools/bash/sandbox/creations.py``:
+every new name in the project is made by the supervisor): a command that unpacks a
+tree of small files into the project (``tar -x``, like a package install), against
+the same command with the guard taken away (``TOOLHOST_SANDBOX_SIMULATE=no-repo-guard``),
+alternating call by call. Target: at most 2x the time of the unguarded command.
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ SETUPS: dict[str, dict[str, Any]] = {
     "network domains": DOMAINS,
 }
 NAME = "big.test"
+TREE_FILES = 2000  # in 100 folders
+TREE_TARGET = 2.0
 
 
 async def start(
@@ -87,6 +95,7 @@ async def call(client: RpcClient, expect: str) -> float:
 async def run(quick: bool) -> list[Row]:
     rows = await no_connection(quick)
     rows += await download(quick)
+    rows += await many_files(quick)
     return rows
 
 
@@ -220,5 +229,62 @@ async def download(quick: bool) -> list[Row]:
             note=f"curl's time_total, median of {calls}, alternating; the whole bash call "
             f"{fmt_time(median(call_times['proxy']))} vs "
             f"{fmt_time(median(call_times['open']))} ({whole:.2f}x)",
+        )
+    ]
+
+
+def make_tarball(tmp: Path, root: Path) -> str:
+    """The tree's tarball, in the project (a command reads it from there)."""
+    tree = tmp / "tree"
+    for i in range(TREE_FILES):
+        folder = tree / f"d{i // 20:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{i}.js").write_text(f"module.exports = {i};\n")
+    subprocess.run(["tar", "-cf", str(root / "tree.tar"), "-C", str(tree), "."], check=True)
+    return "tree.tar"
+
+
+async def unpack(client: RpcClient, tarball: str) -> float:
+    command = f"rm -rf out && mkdir out && tar -xf {tarball} -C out && ls out | wc -l"
+    start_time = now()
+    result = await execute(client, "bash", {"command": command, "description": "Unpack"})
+    took = now() - start_time
+    assert result["output"].split()[0] == str(TREE_FILES // 20), result["output"]
+    return took
+
+
+async def many_files(quick: bool) -> list[Row]:
+    calls = 6 if quick else 20
+    times: dict[str, list[float]] = {"guarded": [], "unguarded": []}
+    with tempfile.TemporaryDirectory(prefix="bench-creations-") as tmp:
+        root = Path(tmp) / "project"
+        root.mkdir()
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        tarball = make_tarball(Path(tmp), root)
+        off = {"TOOLHOST_SANDBOX_SIMULATE": "no-repo-guard"}
+        clients = {
+            "guarded": await start(root, Path(tmp), {}),
+            "unguarded": await start(root, Path(tmp), {}, off),
+        }
+        try:
+            for client in clients.values():  # warm-up
+                await unpack(client, tarball)
+            for _ in range(calls):
+                for name, client in clients.items():
+                    times[name].append(await unpack(client, tarball))
+        finally:
+            for client in clients.values():
+                await client.close()
+    ours, base = median(times["guarded"]), median(times["unguarded"])
+    log(f"creations: guarded {fmt_time(ours)}, unguarded {fmt_time(base)}")
+    return [
+        Row(
+            f"bash unpacking {TREE_FILES} files, new repositories guarded",
+            ours,
+            base,
+            f"≤ {TREE_TARGET:g}x",
+            ours <= base * TREE_TARGET,
+            note=f"tar -x of {TREE_FILES} files in 100 folders into the project, median of "
+            f"{calls}, alternating with the guard taken away (no-repo-guard), same run",
         )
     ]

@@ -21,7 +21,7 @@ import pytest
 
 from tests.conftest import RecordingEditor
 from tests.tools.test_sandbox import bash, make_host
-from tools.bash.sandbox import landlock
+from tools.bash.sandbox import landlock, probe
 from tools.bash.sandbox import settings as sandbox_settings
 from tools.config.effective import Config
 from tools.host import ToolHost
@@ -107,6 +107,8 @@ ATTACKS: dict[str, tuple[Callable[[Path], str], list[str], str]] = {
 
 def old_protection(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox_settings, "protected_git_paths", lambda root: [])
+    # Nor the guard on new repositories (a copied git dir is one: sandbox/creations.py).
+    monkeypatch.setenv(probe.SIMULATE_VAR, "no-repo-guard")
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))

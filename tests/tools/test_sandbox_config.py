@@ -108,7 +108,7 @@ def test_later_sources_win_and_writable_adds_up(worktree: Path, global_dir: Path
             '{\n  "sandbox": {\n    "netwrok": "deny"\n  }\n}',
             3,
             "sandbox.netwrok",
-            "unknown key (expected one of mode, network, writable, caches, hidden)",
+            "unknown key (expected one of mode, network, writable, caches, hidden, repositories)",
         ),
         (
             "opencode.json",
@@ -122,7 +122,8 @@ def test_later_sources_win_and_writable_adds_up(worktree: Path, global_dir: Path
             '{\n  "sandbox": "on"\n}',
             2,
             "sandbox",
-            'expected an object with mode, network, writable, caches or hidden, got "on"',
+            "expected an object with mode, network, writable, caches, hidden or repositories, "
+            'got "on"',
         ),
         (
             ".opencode/tools.yaml",
@@ -136,7 +137,7 @@ def test_later_sources_win_and_writable_adds_up(worktree: Path, global_dir: Path
             "tools:\n  - name: bash\n    sandbox:\n      netwrok: deny\n",
             4,
             "tools[0].sandbox.netwrok",
-            "unknown key (expected one of mode, network, writable, caches, hidden)",
+            "unknown key (expected one of mode, network, writable, caches, hidden, repositories)",
         ),
         (
             ".opencode/tools.yaml",

@@ -1,6 +1,7 @@
 """The permission asks of a bash call: the rules' decision on every command the line
 runs (deny first), the ask for directories outside the project, the ``bash`` ask,
-and the ask to run again with folders the sandbox stopped a write to."""
+and the asks to run again with folders the sandbox stopped a write to, or with a git
+repository the sandbox refused to make."""
 
 from __future__ import annotations
 
@@ -218,4 +219,46 @@ async def allow_writing(
         )
     except (PermissionRejectedError, PermissionDeniedError):
         return False
+    return True
+
+
+async def allow_repositories(
+    folders: list[str],
+    command: str,
+    ctx: ToolContext,
+    first_run: str = "",
+    changed: Sequence[PathChange] = (),
+) -> bool | None:
+    """One ask, never remembered: may the command run again, allowed to make a git
+    repository in ``folders`` (``tools.bash.sandbox.creations``)? A repository's config
+    and hooks are obeyed by git outside the sandbox, so only a person says yes; a
+    ``bash`` deny rule for the command wins. None: no one could be asked."""
+    shown = ", ".join(relative(Path(f), ctx.worktree) for f in folders)
+    rest = f"; {first_run}" if first_run else ""
+    try:
+        await ctx.ask(
+            "bash",
+            [command],
+            [],
+            {
+                "command": command,
+                "directories": folders,
+                "sandbox": "repository",
+                "rerun": True,
+                "firstRun": [
+                    {"path": relative(Path(c.path), ctx.worktree), "action": c.action}
+                    for c in changed
+                ],
+            },
+            title=(
+                f"Allow this command to make a git repository in {shown}? Git outside the "
+                f"sandbox (the editor's) will obey its config and hooks. It will run again{rest}"
+            ),
+            force=True,
+        )
+    except PermissionRejectedError as error:
+        # A client that answers no prompts rejects every ask (``headless_rejection``).
+        return None if "no one could be asked" in error.message else False
+    except PermissionDeniedError:
+        return None
     return True

@@ -81,6 +81,8 @@ class Finished:
     timed_out: bool
     tmpdir: str | None = None  # its private temp directory (sandboxed runs only)
     capture: str | None = None  # the plan's capture: "on", why it is off, or None
+    guard: str | None = None  # the guard on new repositories: "on", why it is off, or None
+    refused: tuple[dict[str, str], ...] = ()  # what that guard refused (``creations``)
 
 
 class Egress(Protocol):
@@ -216,6 +218,8 @@ async def _watch(
         timed_out,
         tmpdir=started.tmpdir,
         capture=started.capture,
+        guard=started.guard,
+        refused=exited.refused,
     )
 
 

@@ -1,11 +1,13 @@
 """One bash call's sandbox: what the supervisor can enforce here, the plan built from
 the config and the session's rules, the proxy that is its only way out with the domain
 lists, and, after a write the sandbox stopped, the folders to offer and the note on
-the run that followed."""
+the run that followed; what the guard on new repositories refused, and how a person
+can allow one."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from tools.bash import process
@@ -14,7 +16,7 @@ from tools.bash.rerun import FirstRun
 from tools.bash.sandbox import client as sandbox_client
 from tools.bash.sandbox import denials as sandbox_denials
 from tools.bash.sandbox import settings as sandbox_settings
-from tools.bash.sandbox.plan import Plan
+from tools.bash.sandbox.plan import NEW_REPOS, Plan
 from tools.bash.sandbox.plan import decide as decide_plan
 from tools.bash.sandbox.probe import Support
 from tools.config.effective import NetworkLists
@@ -36,14 +38,18 @@ async def support_here() -> Support | None:
         return None
 
 
-def plan_for(ctx: ToolContext, support: Support | None, extra: list[str]) -> Plan:
-    """The call's plan; ``extra`` are outside directories it may also write to."""
+def plan_for(
+    ctx: ToolContext, support: Support | None, extra: list[str], repos: Sequence[str] = ()
+) -> Plan:
+    """The call's plan; ``extra`` are outside directories it may also write to, ``repos``
+    folders where a person allowed it to make a git repository."""
     policy = sandbox_settings.policy(
         ctx.host.config,
         worktree=ctx.worktree,
         directory=ctx.directory,
         rules=_sandbox_rules(ctx),
         extra_writable=extra,
+        repos_allowed=repos,
     )
     return decide_plan(policy, support)
 
@@ -145,14 +151,20 @@ def rerun_note(
     earlier: FirstRun,
     restored: list[str],
     skipped: list[dict[str, str]],
+    *,
+    repository: bool = False,
 ) -> str:
-    """The note that the output is a second run's, with ``directories`` writable, and
-    what became of the first run's changes."""
+    """The note that the output is a second run's, with ``directories`` writable (or,
+    ``repository``, allowed to hold a new git repository), and what became of the first
+    run's changes."""
     shown = ", ".join(directories)
+    stopped, allowed = f"a write to {shown}", "writing there"
+    if repository:
+        stopped, allowed = f"making a git repository in {shown}", "it"
     note = (
-        f"The sandbox stopped a write to {shown} on the first run (exit {first.exit}); the "
-        "user allowed writing there, so the command ran a second time, and the output above "
-        "is the second run's."
+        f"The sandbox stopped {stopped} on the first run (exit {first.exit}); the user "
+        f"allowed {allowed}, so the command ran a second time, and the output above is the "
+        "second run's."
     )
     if earlier.recorded != "on":
         return note + (
@@ -199,3 +211,44 @@ def capture_roots(ctx: ToolContext, plan: Plan) -> list[str]:
     roots = [str(ctx.worktree), str(ctx.directory), *ctx.host.config.allowed_dirs]
     roots += [p for p in plan.writable if p not in caches and p not in roots]
     return [p for p in dict.fromkeys(roots) if p != "/dev/shm"]
+
+
+def guard_outcome(plan: Plan, finished: process.Finished, worktree: Path) -> list[str]:
+    """What the guard on new repositories (``tools.bash.sandbox.creations``) did, for the
+    model: each repository or symlink it refused and how a person can allow one. Where
+    the plan asked for it and the supervisor could not hold it, the plan says so."""
+    if "new-repos" in plan.enforced and finished.guard != "on":
+        plan.enforced.remove("new-repos")
+        plan.missing.append(f"{NEW_REPOS}: {finished.guard or 'the guard did not start'}")
+    lines: list[str] = []
+    for refused in finished.refused[: sandbox_denials.MAX_NOTED]:
+        path = refused.get("path", "")
+        shown = relative(Path(path), worktree)
+        if refused.get("kind") == "repository":
+            lines.append(
+                f"The sandbox refused to make a git repository in {shown} (a .git there, or "
+                "a git folder's HEAD beside its objects): "
+                "git run outside the sandbox, such as the editor's, obeys a repository's "
+                "config and hooks, so commands may not make one in the project. Do not work "
+                "around this. If the task needs the repository, ask the user to make it "
+                f"(`git init {shown}` or `git clone <url> {shown}` in their own terminal; "
+                "commands can then use it, and its config and hooks stay read-only to "
+                "them), or to let commands make repositories there with "
+                f'"sandbox": {{"repositories": ["{path}"]}} in opencode.json.'
+            )
+        else:
+            lines.append(
+                f"The sandbox refused the symlink {shown}: it leads through a folder outside "
+                "the project that commands may write (a temp folder, a package cache, a git "
+                "folder), where git could find a repository the sandbox does not guard. "
+                "Copy the files into the project instead."
+            )
+    more = len(finished.refused) - sandbox_denials.MAX_NOTED
+    if more > 0:
+        lines.append(f"({more} more were refused the same way.)")
+    return lines
+
+
+def refused_repositories(finished: process.Finished) -> list[str]:
+    """The folders the guard refused a repository in, to offer a person."""
+    return unique([r["path"] for r in finished.refused if r.get("kind") == "repository"])

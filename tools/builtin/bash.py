@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 
 from tools.arguments.model import Arguments
 from tools.bash import process, rerun
-from tools.bash.asks import allow_writing, ask_to_run
+from tools.bash.asks import allow_repositories, allow_writing, ask_to_run
 from tools.bash.sandbox import denials as sandbox_denials
 from tools.bash.sandbox import settings as sandbox_settings
 from tools.bash.sandbox.plan import Plan, holds_writes
@@ -64,10 +64,12 @@ from tools.bash.sandboxing import (
     capture_roots,
     directories_to_offer,
     egress,
+    guard_outcome,
     network_gate,
     network_notes,
     network_off_why,
     plan_for,
+    refused_repositories,
     rejected_note,
     rerun_note,
     support_here,
@@ -76,7 +78,7 @@ from tools.bash.shell import shell_argv, shell_env
 from tools.bash.walker import analyse_line
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
-from tools.fsio.paths import resolve
+from tools.fsio.paths import relative, resolve
 from tools.network.gate import Gate
 from tools.result import ToolResult
 from tools.tool import Annotations, define
@@ -140,8 +142,23 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
         else:
             ctx.editor.show_message(rejected_note(offered, earlier, ctx.worktree, to_person=True))
             notes.append(rejected_note(offered, earlier, ctx.worktree))
+    elif (folders := refused_repositories(finished)) and not finished.timed_out:
+        earlier = await ctx.run_blocking(rerun.first_run, plan, finished)
+        said = earlier.described(ctx.worktree)
+        shown = [relative(Path(f), ctx.worktree) for f in folders]
+        answer = await allow_repositories(folders, args.command, ctx, said, earlier.changes)
+        if answer:
+            restored, skipped = await ctx.run_blocking(rerun.put_back, earlier)
+            plan = plan_for(ctx, support, approved, repos=folders)
+            first = finished
+            finished = await _run(args, ctx, workdir, plan, True, timeout_ms, gate)
+            blocked = sandbox_denials.find(finished.output, plan, workdir)
+            notes.append(rerun_note(shown, first, earlier, restored, skipped, repository=True))
+        elif answer is False:
+            notes.append(f"The user did not allow making a git repository in {', '.join(shown)}.")
     refused = gate is None and sandbox_denials.network_refused(finished.output, plan)
     notes += sandbox_denials.notes(blocked, refused, plan)
+    notes += guard_outcome(plan, finished, ctx.worktree)
     why = network_off_why(ctx, plan) if refused else None
     if why:
         notes.append(why)
@@ -163,6 +180,8 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
         metadata["sandbox"]["network"] = gate.report()
     if cut.output_path:
         metadata["outputPath"] = cut.output_path
+    if finished.refused:
+        metadata["sandbox"]["refused"] = list(finished.refused)
     if blocked:
         metadata["sandbox"]["blocked"] = [{"path": b.path, "kind": b.kind} for b in blocked]
     if finished.timed_out:

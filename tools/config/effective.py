@@ -34,7 +34,7 @@ class ToolOutputLimits:
 
 SANDBOX_MODES = ("auto", "required", "off")
 SANDBOX_NETWORKS = ("allow", "deny")
-SANDBOX_LISTS = ("writable", "caches", "hidden")
+SANDBOX_LISTS = ("writable", "caches", "hidden", "repositories")
 NETWORK_LISTS = ("allow", "deny")
 
 
@@ -64,6 +64,8 @@ class SandboxSettings:
     caches: tuple[str, ...] | None = field(default=None, metadata=rights("any_change"))
     # paths covered from commands (sockets; None: the built-in list)
     hidden: tuple[str, ...] | None = field(default=None, metadata=rights("any_change"))
+    # folders in which (and below which) commands may make a git repository
+    repositories: tuple[str, ...] = field(default=(), metadata=rights("more"))
 
 
 @dataclass(frozen=True)
@@ -186,7 +188,8 @@ class ConfigLayer:
     subagent_depth: int | None = None
     primary_tools: list[str] | None = None
     continue_loop_on_deny: bool | None = None
-    # The sandbox keys this source sets (mode, network, writable, caches, hidden).
+    # The sandbox keys this source sets (mode, network, writable, caches, hidden,
+    # repositories).
     sandbox: dict[str, Any] = field(default_factory=dict)
     # The checkpoints keys it sets (CheckpointSettings' field names).
     checkpoints: dict[str, Any] = field(default_factory=dict)

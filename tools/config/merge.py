@@ -98,10 +98,12 @@ def merge(
 
 
 def _merge_sandbox(settings: SandboxSettings, keys: Mapping[str, Any]) -> SandboxSettings:
-    """A later source's keys win, except ``writable``, which adds to the earlier ones."""
+    """A later source's keys win, except ``writable`` and ``repositories``, which add to
+    the earlier ones."""
     changes: dict[str, Any] = {k: v for k, v in keys.items() if k in ("mode", "network")}
-    if "writable" in keys:
-        changes["writable"] = (*settings.writable, *keys["writable"])
+    for key in ("writable", "repositories"):
+        if key in keys:
+            changes[key] = (*getattr(settings, key), *keys[key])
     for key in ("caches", "hidden"):
         if key in keys:
             changes[key] = tuple(keys[key])

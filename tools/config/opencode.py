@@ -216,8 +216,8 @@ def read_sandbox(value: Any, where: KeyPath, errors: list[ConfigError]) -> dict[
     if not isinstance(value, Mapping):
         errors.append(
             ConfigError(
-                f"expected an object with mode, network, writable, caches or hidden, "
-                f"got {show(value)}",
+                "expected an object with mode, network, writable, caches, hidden or "
+                f"repositories, got {show(value)}",
                 where,
             )
         )

@@ -62,6 +62,7 @@ class YamlSandbox(_Strict):
     writable: list[Text] | None = None
     caches: list[Text] | None = None
     hidden: list[Text] | None = None
+    repositories: list[Text] | None = None
 
     @field_validator("mode", mode="before")
     @classmethod

@@ -13,10 +13,10 @@ run touches that path, keeps what it holds now in the run's capture folder:
 - a symlink: its target; a directory: its mode (and, when renamed away, every path
   below it the same way); a path that does not exist: that it did not.
 
-Then the call goes on. Paths outside the capture's roots, below its ``skip``
-folders (the command's own temp directory) or inside a ``.git`` folder are not
-kept: git's own files are git's (a restore leaves HEAD, refs, the index and objects
-alone).
+Then the call goes on (or the supervisor makes it: ``creations``). Paths outside
+the capture's roots, below its ``skip`` folders (the command's own temp directory)
+or inside a ``.git`` folder are not kept: git's own files are git's (a restore
+leaves HEAD, refs, the index and objects alone).
 
 The folder: ``log.jsonl``, one JSON line per path as first touched
 (``{path, kind, mode?, link?, blob?, t}``, ``t`` from CLOCK_MONOTONIC so that the
@@ -40,13 +40,12 @@ import stat
 import time
 from typing import Any
 
-from tools.bash.sandbox.notify import Listener, Notification, table
+from tools.bash.sandbox.notify import Notification, read_bytes, read_string, signed, table
 
 FICLONE = 0x40049409
 AT_FDCWD = -100
 AT_SYMLINK_NOFOLLOW = 0x100
 AT_REMOVEDIR = 0x200
-PATH_MAX = 4096
 
 # How each call names what it changes: ("path", path arg, dirfd arg or None, effect)
 # or ("fd", fd arg, effect). Effects: "write" (bytes change in place), "replace" (the
@@ -84,10 +83,10 @@ _NAMES: dict[int, str] = _TABLE.names() if _TABLE is not None else {}
 
 
 class Recorder:
-    """One run's capture: its listener, its folder, what it has kept so far."""
+    """One run's capture: its folder, what it has kept so far (``stops`` hands it each
+    stopped call before the call goes on)."""
 
-    def __init__(self, listener_fd: int, spec: dict[str, Any]) -> None:
-        self.listener = Listener(listener_fd)
+    def __init__(self, spec: dict[str, Any]) -> None:
         self.folder = str(spec["folder"])
         self.roots = [os.path.realpath(r) for r in spec.get("roots", [])]
         self.skip = [os.path.realpath(s) for s in spec.get("skip", [])]
@@ -102,28 +101,15 @@ class Recorder:
         self.linked: dict[tuple[int, int], list[str]] = {}  # inode -> blobs linked to it
         self.count = 0
 
-    def fileno(self) -> int:
-        return self.listener.fd
-
-    def serve(self) -> bool:
-        """Answer one stopped call; False when the command's processes are all gone."""
-        try:
-            notification = self.listener.receive()
-        except OSError:
-            return False
-        if notification is None:
-            return True
+    def record(self, notification: Notification) -> None:
+        """Keep what the stopped call is about to change (never raises: an error is
+        noted in the log, and the call still goes on)."""
         try:
             self._capture(notification)
         except Exception as error:  # never keep a command stopped: note it, go on
             self._note({"error": f"{type(error).__name__}: {error}"})
-        finally:
-            self.listener.resume(notification.id)
-        return True
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.listener.close()
         with contextlib.suppress(OSError):
             os.close(self.log)
 
@@ -140,12 +126,12 @@ class Recorder:
         for spec in _SPECS[name]:
             kind = spec[0]
             if kind == "fd":
-                path = _fd_path(notification.pid, _signed(args[spec[1]]))
+                path = _fd_path(notification.pid, signed(args[spec[1]]))
                 effect = spec[2]
                 follow = True
             else:
-                dirfd = AT_FDCWD if spec[2] is None else _signed(args[spec[2]])
-                raw = _read_string(notification.pid, args[spec[1]])
+                dirfd = AT_FDCWD if spec[2] is None else signed(args[spec[2]])
+                raw = read_string(notification.pid, args[spec[1]])
                 if raw is None:
                     continue
                 effect, follow = self._effect(name, spec, notification, args)
@@ -161,8 +147,8 @@ class Recorder:
         (a folder moved into place) did not exist before, and is kept as such."""
         ends = []
         for spec in _SPECS[name]:
-            dirfd = AT_FDCWD if spec[2] is None else _signed(notification.args[spec[2]])
-            raw = _read_string(notification.pid, notification.args[spec[1]])
+            dirfd = AT_FDCWD if spec[2] is None else signed(notification.args[spec[2]])
+            raw = read_string(notification.pid, notification.args[spec[1]])
             ends.append(
                 None if raw is None else _resolve(notification.pid, dirfd, raw, follow=False)
             )
@@ -186,7 +172,7 @@ class Recorder:
             flags = args[spec[3]] & 0xFFFFFFFF
             return _open_effect(flags)
         if kind == "open2":
-            how = _read_bytes(notification.pid, args[spec[3]], 8)
+            how = read_bytes(notification.pid, args[spec[3]], 8)
             flags = int.from_bytes(how, "little") if how else os.O_RDWR
             return _open_effect(flags)
         effect = str(spec[3])
@@ -294,40 +280,6 @@ def _open_effect(flags: int) -> tuple[str | None, bool]:
     if flags & getattr(os, "O_TMPFILE", 0) == getattr(os, "O_TMPFILE", -1):
         return None, True  # an unnamed file: linkat names it later
     return "write", follow
-
-
-def _signed(value: int) -> int:
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def _read_bytes(pid: int, address: int, size: int) -> bytes | None:
-    try:
-        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        return os.pread(fd, size, address)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _read_string(pid: int, address: int) -> str | None:
-    if not address:
-        return None
-    data = b""
-    while len(data) < PATH_MAX:
-        # Read up to the end of the page first: the next page may not be mapped.
-        chunk = _read_bytes(pid, address + len(data), 4096 - ((address + len(data)) % 4096))
-        if not chunk:
-            break
-        end = chunk.find(b"\0")
-        if end >= 0:
-            return os.fsdecode(data + chunk[:end])
-        data += chunk
-    return None
 
 
 def _fd_path(pid: int, fd: int) -> str | None:

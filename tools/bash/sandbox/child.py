@@ -9,7 +9,7 @@ Order: a new session; default signal dispositions; namespaces and mounts (they
 must come before Landlock, which forbids mounting); for the domain lists, the
 loopback listener handed to the supervisor (``PROXY_TAG`` first on ``channel``) and
 the proxy variables; seccomp (``reach``, the network filter, the capture filter);
-Landlock; child
+Landlock, and its second layer (``creations``); child
 subreaper (orphans of the command stay its descendants while it runs); death
 signal when the supervisor dies; the standard descriptors; exec.
 """
@@ -62,8 +62,13 @@ def run(
     capture_code: bytes | None = None,
     reach_code: bytes | None = None,
     channel: int = -1,
+    creations_fd: int = -1,
 ) -> None:
-    """Never returns: execs ``argv`` or exits 127 after writing what failed to ``status``."""
+    """Never returns: execs ``argv`` or exits 127 after writing what failed to ``status``.
+
+    ``capture_code``: the filter whose listener goes to the supervisor (``notify``);
+    ``creations_fd``: the second Landlock layer (``creations``), enforced only when
+    that listener is in place (else no new name could be made in the project at all)."""
     step = "setsid"
     try:
         os.setsid()
@@ -92,12 +97,16 @@ def run(
             if seccomp_code is not None:
                 step = "seccomp"
                 seccomp.install(seccomp_code)
-            if capture_code is not None:
-                _capture(capture_code, channel)
+            listening = capture_code is not None and _capture(capture_code, channel)
             step = "landlock"
-            if plan.namespaces and os.path.isdir(namespaces.SHARED_MEMORY):
+            shared = plan.namespaces and os.path.isdir(namespaces.SHARED_MEMORY)
+            if shared:
                 landlock.allow(ruleset_fd, namespaces.SHARED_MEMORY, plan.landlock_abi)
             landlock.enforce(ruleset_fd, plan.landlock_abi)
+            if creations_fd >= 0 and listening:
+                if shared:
+                    landlock.allow_making(creations_fd, namespaces.SHARED_MEMORY)
+                landlock.enforce(creations_fd, plan.landlock_abi)
         elif plan.engine == "bwrap":
             if plan.proxy:  # bubblewrap runs inside this network namespace, not its own
                 step = "namespaces"
@@ -151,18 +160,57 @@ def _hand_over_listener(channel: int) -> int:
         listener.close()
 
 
-def _capture(code: bytes, channel: int) -> None:
-    """Install the capture filter and hand its listener to the supervisor; a filter
-    that cannot be installed (a listener already exists: a nested toolhost) is said,
-    and the command runs unrecorded (its turn's closing scan still sees its changes)."""
+def _capture(code: bytes, channel: int) -> bool:
+    """Install the filter and hand its listener to the supervisor; a filter that cannot
+    be installed (a listener already exists: a nested toolhost, whose commands the outer
+    supervisor's filter still stops) is said, and the command runs unrecorded (its
+    turn's closing scan still sees its changes). Whether the listener is in place."""
     sock = socket.socket(fileno=os.dup(channel))
     try:
         try:
             listener = notify.install(code)
         except OSError as error:
             sock.sendall(f"no:{error.strerror or error}".encode()[:500])
-            return
+            return False
         socket.send_fds(sock, [b"ok"], [listener])
         os.close(listener)
+        return True
     finally:
         sock.close()
+
+
+def proxy_listener(sock: socket.socket) -> int | None:
+    """In the supervisor: the loopback listener the child sent before it exec'd
+    (``PROXY_TAG``)."""
+    sock.setblocking(False)
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, len(PROXY_TAG), 1)
+    except (BlockingIOError, OSError):
+        return None
+    for extra in fds[1:]:
+        os.close(extra)
+    if data == PROXY_TAG and fds:
+        os.set_inheritable(fds[0], False)
+        return fds[0]
+    for fd in fds:
+        os.close(fd)
+    return None
+
+
+def listener(sock: socket.socket) -> int | str:
+    """In the supervisor: what the child said of its filter (``_capture``; it has
+    exec'd: its word is in the socket already): the listener fd, or why there is none."""
+    sock.setblocking(False)
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, 512, 1)
+    except (BlockingIOError, OSError):
+        return "the command's capture filter did not report"
+    for extra in fds[1:]:
+        os.close(extra)
+    if fds and data == b"ok":
+        os.set_inheritable(fds[0], False)
+        return fds[0]
+    for fd in fds:
+        os.close(fd)
+    text = data.decode(errors="replace")
+    return text.removeprefix("no:") or "the command's capture filter did not report"

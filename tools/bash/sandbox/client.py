@@ -60,11 +60,15 @@ class Started:
     # The socket listening on the command's loopback (a plan with ``proxy``): the
     # caller's to serve (``tools.network.proxy``) and close.
     proxy: socket.socket | None = None
+    # The guard on new repositories (``creations``): "on", why it is off, or None.
+    guard: str | None = None
 
 
 @dataclass(frozen=True)
 class Exited:
     status: int  # the exit code, or -N for a signal
+    # What the guard on new repositories refused: {"kind", "path"} (``creations``).
+    refused: tuple[dict[str, str], ...] = ()
 
 
 @dataclass
@@ -202,6 +206,7 @@ class Supervisor:
                 capture,
                 waiting.captured if capture == "on" else None,
                 socket.socket(fileno=proxy) if proxy is not None else None,
+                message.get("guard"),
             )
             _settle(waiting.started, started)
             return proxy
@@ -209,7 +214,8 @@ class Supervisor:
             self._waiting.pop(call_id, None)
             _settle(waiting.started, error=SupervisorError(str(message.get("error"))))
         elif op == "exited":
-            exited = Exited(int(message["status"]))
+            refused = tuple(r for r in message.get("refused") or () if isinstance(r, dict))
+            exited = Exited(int(message["status"]), refused)
             _settle(waiting.exited, exited)
             waiting.exited_seen = True
             if waiting.captured_seen or not waiting.recording:

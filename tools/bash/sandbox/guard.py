@@ -43,7 +43,6 @@ from typing import Any, NoReturn
 
 from tools.bash.sandbox import (
     bwrap,
-    capture,
     child,
     landlock,
     masks,
@@ -52,6 +51,7 @@ from tools.bash.sandbox import (
     proctable,
     reach,
     seccomp,
+    stops,
     wire,
     zygote,
 )
@@ -91,6 +91,7 @@ class Guard:
     sock: socket.socket
     me: int = field(default_factory=os.getpid)
     calls: dict[int, _Call] = field(default_factory=dict)  # by call id, until reported
+    watched: dict[int, stops.Stops] = field(default_factory=dict)  # their stopped calls
     adopted: dict[int, int] = field(default_factory=dict)  # leftovers of finished calls
     stopping: bool = False
     standby: _Standby | None = None
@@ -101,6 +102,7 @@ class Guard:
         self.support = probe.probe()
         self.seccomp_code = seccomp.program() if self.support.seccomp else None
         self.capture_code = notify.program() if self.support.seccomp else None
+        self.creating_code = notify.program(notify.CREATING) if self.support.seccomp else None
         self.reach_code = reach.program() if self.support.seccomp else None
         self.selector: selectors.BaseSelector = selectors.DefaultSelector()
         self.tmp_root = tempfile.mkdtemp(prefix=f"toolhost-bash-{os.getppid()}-")
@@ -178,12 +180,14 @@ class Guard:
         argv = list(message["argv"])
         tmpdir = None
         ruleset: landlock.Ruleset | None = None
+        layer = -1  # the second Landlock layer: new names only through ``creations``
         try:
             (stdout,) = fds
             if plan.engine != "none":
                 tmpdir = tempfile.mkdtemp(prefix=f"call-{call_id}-", dir=self.tmp_root)
                 env.update(TMPDIR=tmpdir, TMP=tmpdir, TEMP=tmpdir)
                 plan.writable.append(tmpdir)
+                plan.free.append(tmpdir)
             if plan.masked and (plan.namespaces or plan.engine == "bwrap"):
                 plan.protected += self.placeholders.take(call_id, plan.masked)
             if plan.engine == "landlock":
@@ -195,14 +199,18 @@ class Guard:
                     scope_abstract_unix=plan.network == "deny" and not plan.netns,
                 )
                 ruleset = landlock.build(spec, plan.landlock_abi)
+                if plan.guarded:
+                    layer = landlock.creations_layer(plan.writable, plan.free, plan.landlock_abi)
             if plan.engine == "bwrap":
                 argv = bwrap.argv(plan, argv, cwd)
-            pid, error, listener, proxy = self._fork(plan, argv, env, cwd, stdout, ruleset)
+            pid, error, listener, proxy = self._fork(plan, argv, env, cwd, stdout, ruleset, layer)
         except Exception as failure:  # any failure is the command's, told
             pid, error, listener, proxy = 0, f"preparing the sandbox: {failure}", None, None
         finally:
             if ruleset is not None:
                 ruleset.close()
+            if layer >= 0:
+                os.close(layer)
         if error:
             if tmpdir:
                 shutil.rmtree(tmpdir, ignore_errors=True)
@@ -210,41 +218,48 @@ class Guard:
             self._send({"op": "failed", "id": call_id, "error": error})
             return
         self.calls[call_id] = _Call(call_id, pid, tmpdir)
-        recording = self._record(call_id, plan, listener, tmpdir)
+        recording = self._watch(call_id, plan, listener, tmpdir)
         started = {"op": "started", "id": call_id, "pid": pid, "tmpdir": tmpdir}
+        capture = recording if plan.capture is not None else None
+        guard = recording if plan.guarded else None
         try:
-            self._send({**started, "capture": recording, "proxy": proxy is not None}, proxy)
+            self._send({**started, "capture": capture, "guard": guard, "proxy": bool(proxy)}, proxy)
         finally:
             if proxy is not None:
                 os.close(proxy)
 
-    def _record(
+    def _watch(
         self, call_id: int, plan: Plan, listener: int | str | None, tmpdir: str | None
     ) -> str | None:
-        """Start keeping what the command changes; None when it is not asked to, "on",
-        or why it cannot be."""
-        if plan.capture is None:
+        """Serve the command's stopped calls (keep what it changes, make its new names in
+        the project): None when its plan asks neither, "on", or why it cannot be."""
+        if plan.capture is None and not plan.guarded:
             return None
         if not isinstance(listener, int):
             return listener or "the capture filter is not available here"
-        spec = {
-            **plan.capture,
-            "skip": [*plan.capture.get("skip", []), *([tmpdir] if tmpdir else [])],
-        }
+        capture = None
+        if plan.capture is not None:
+            skip = [*plan.capture.get("skip", []), *([tmpdir] if tmpdir else [])]
+            capture = {**plan.capture, "skip": skip}
+        creations = None
+        if plan.guarded:
+            creations = {"guarded": plan.guarded, "free": plan.free}
+            creations.update(writable=plan.writable, allowed=plan.repos_allowed)
         try:
-            recorder = capture.Recorder(listener, spec)
+            watch = stops.Stops(listener, capture, creations)
         except OSError as error:
-            os.close(listener)
             return f"the capture folder could not be made ({error.strerror or error})"
-        self.selector.register(recorder.fileno(), selectors.EVENT_READ, (call_id, recorder))
+        self.watched[call_id] = watch
+        self.selector.register(watch.fileno(), selectors.EVENT_READ, (call_id, watch))
         return "on"
 
-    def _serve_capture(self, call_id: int, recorder: capture.Recorder) -> None:
-        if recorder.serve():
+    def _serve_capture(self, call_id: int, watch: stops.Stops) -> None:
+        if watch.serve():
             return
         # Every process of the command (background jobs too) is gone: its log is complete.
-        self.selector.unregister(recorder.fileno())
-        recorder.close()
+        self.selector.unregister(watch.fileno())
+        watch.close()
+        self.watched.pop(call_id, None)
         self._send({"op": "captured", "id": call_id})
 
     def _fork(
@@ -255,6 +270,7 @@ class Guard:
         cwd: str,
         stdout: int,
         ruleset: landlock.Ruleset | None,
+        layer: int = -1,
     ) -> tuple[int, str, int | str | None, int | None]:
         """(pid, "", listener, proxy) once the child has exec'd, or (0, what failed, None,
         None).
@@ -275,6 +291,7 @@ class Guard:
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         stdin = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         fds = [stdin, stdout, status_w, *([ruleset.fd] if ruleset is not None else [])]
+        fds += [layer] if ruleset is not None and layer >= 0 else []
         try:
             order = {"plan": plan.to_json(), "argv": argv, "env": env, "cwd": cwd}
             # A standby made by the zygote shares the commands' signal scope: an earlier
@@ -293,8 +310,9 @@ class Guard:
             report = b""
             while chunk := os.read(status_r, 4096):
                 report += chunk
-            proxy = _proxy_listener(standby.sock) if plan.proxy and not report else None
-            listener = _listener(standby.sock) if plan.capture is not None else None
+            proxy = child.proxy_listener(standby.sock) if plan.proxy and not report else None
+            watched = plan.capture is not None or bool(plan.guarded)
+            listener = child.listener(standby.sock) if watched else None
         finally:
             standby.sock.close()
             for fd in (status_r, status_w, stdin):
@@ -390,9 +408,14 @@ class Guard:
                 ruleset_fd=fds[3] if len(fds) > 3 else -1,
                 seccomp_code=self.seccomp_code if plan.seccomp else None,
                 supervisor=self.me,
-                capture_code=self.capture_code if plan.capture is not None else None,
+                capture_code=self.capture_code
+                if plan.capture is not None
+                else self.creating_code
+                if plan.guarded
+                else None,
                 reach_code=self.reach_code if plan.engine != "none" else None,
                 channel=sock.fileno(),
+                creations_fd=fds[4] if len(fds) > 4 else -1,
             )
         finally:
             os._exit(child.EXEC_FAILED)
@@ -433,7 +456,9 @@ class Guard:
             self.adopted.update(leftovers)  # they belong to this call: keep them running
         if not leftovers:  # before the result: the project is as the command left it
             self.placeholders.release(call.id)
-        self._send({"op": "exited", "id": call.id, "status": call.status})
+        watch = self.watched.get(call.id)
+        refused = watch.refused if watch is not None else []
+        self._send({"op": "exited", "id": call.id, "status": call.status, "refused": refused})
         if not leftovers and call.tmpdir:
             shutil.rmtree(call.tmpdir, ignore_errors=True)
 
@@ -514,42 +539,6 @@ class Guard:
                 pass
         self.placeholders.release_all()  # no command is left to use them
         shutil.rmtree(self.tmp_root, ignore_errors=True)
-
-
-def _proxy_listener(sock: socket.socket) -> int | None:
-    """The loopback listener the child sent before it exec'd (``child.PROXY_TAG``)."""
-    sock.setblocking(False)
-    try:
-        data, fds, _, _ = socket.recv_fds(sock, len(child.PROXY_TAG), 1)
-    except (BlockingIOError, OSError):
-        return None
-    for extra in fds[1:]:
-        os.close(extra)
-    if data == child.PROXY_TAG and fds:
-        os.set_inheritable(fds[0], False)
-        return fds[0]
-    for fd in fds:
-        os.close(fd)
-    return None
-
-
-def _listener(sock: socket.socket) -> int | str:
-    """What the child said of its capture filter (it has exec'd: its word is in the
-    socket already): the listener fd, or why there is none."""
-    sock.setblocking(False)
-    try:
-        data, fds, _, _ = socket.recv_fds(sock, 512, 1)
-    except (BlockingIOError, OSError):
-        return "the command's capture filter did not report"
-    for extra in fds[1:]:
-        os.close(extra)
-    if fds and data == b"ok":
-        os.set_inheritable(fds[0], False)
-        return fds[0]
-    for fd in fds:
-        os.close(fd)
-    text = data.decode(errors="replace")
-    return text.removeprefix("no:") or "the command's capture filter did not report"
 
 
 def _signal(targets: dict[int, int], number: signal.Signals) -> None:

@@ -57,6 +57,8 @@ TRUNCATE = 1 << 14  # ABI 3
 IOCTL_DEV = 1 << 15  # ABI 5
 
 READ = EXECUTE | READ_FILE | READ_DIR
+# Making a name: every kind but a socket (``bind``, which no supervisor could make).
+MAKING = MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # allowed on a file
 
 # Network rights (ABI 4) and scopes (ABI 6)
@@ -173,6 +175,44 @@ def build(spec: Spec, abi: int) -> Ruleset:
         ruleset.close()
         raise
     return ruleset
+
+
+def creations_layer(writable: Sequence[str], free: Sequence[str], abi: int) -> int:
+    """A second layer for a command (``creations``): no new name anywhere but beneath
+    ``free`` (a socket aside), while renaming and linking between the ``writable``
+    folders stays possible (REFER, which any layer denies unless granted). Returns the
+    ruleset's fd, for the child to enforce after the first layer."""
+    machine = arch()
+    if machine is None or abi < MIN_ABI:
+        raise SyscallError(0, f"Landlock ABI {abi} is too old (needs {MIN_ABI})")
+    handled = MAKING | REFER
+    attr = _RulesetAttr(handled, 0, 0)
+    fd = syscall(
+        machine.landlock,
+        ctypes.byref(attr),
+        ctypes.c_size_t(16),
+        ctypes.c_uint32(0),
+        what="landlock_create_ruleset",
+    )
+    try:
+        adder = _Adder(fd, handled, machine.landlock + 1, [])
+        for path in writable:
+            adder.add(path, REFER)
+        for path in free:
+            adder.add(path, handled)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def allow_making(ruleset_fd: int, path: str) -> None:
+    """In the child: names may be made beneath ``path`` (its private ``/dev/shm``) in
+    the ``creations_layer``."""
+    machine = arch()
+    assert machine is not None
+    handled = MAKING | REFER
+    _Adder(ruleset_fd, handled, machine.landlock + 1, []).add(path, handled)
 
 
 def scope_self(abi: int) -> None:

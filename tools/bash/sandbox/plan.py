@@ -22,9 +22,10 @@ else's mode, owner, times or attributes change either), ``fs-read`` (the denied 
 cannot be read), ``protected`` (protected paths are read-only), ``network`` (no
 network at all, loopback included; with ``domains``: no way out but toolhost's proxy),
 ``signals`` (no signal, priority, scheduling or limit change reaches a process the
-sandboxed commands did not start: ``zygote`` and ``reach``) and ``processes`` (every
-process the command starts is found and ended with it; the supervisor does this for
-every engine).
+sandboxed commands did not start: ``zygote`` and ``reach``), ``new-repos`` (no name
+is made in the guarded folders but by the supervisor, which never makes a ``.git``:
+``creations``; Landlock only) and ``processes`` (every process the command starts is
+found and ended with it; the supervisor does this for every engine).
 ``missing`` says, in words, what the policy asked for and could not be enforced.
 ``mode: required`` refuses a command unless ``fs-write`` (and, for
 ``network: deny``, ``network``; for ``domains``, the proxy) is enforced; the rest is
@@ -40,7 +41,7 @@ from typing import Any, Literal
 
 from tools.bash.sandbox import masks
 from tools.bash.sandbox.landlock import MIN_ABI
-from tools.bash.sandbox.probe import Support
+from tools.bash.sandbox.probe import GUARD_OFF, Support
 
 Mode = Literal["auto", "required", "off"]
 Network = Literal["allow", "deny", "domains"]
@@ -78,6 +79,13 @@ class Policy:
     # Never to be read (tokens): hidden with a mount namespace, else denied to Landlock
     # (which costs a rule per sibling on the way, so only where it must).
     secrets: tuple[str, ...] = ()
+    # Writable folders where a new name is made only by the supervisor, never ``.git``
+    # (``creations``): the project and the folders config or a person made writable.
+    guarded: tuple[str, ...] = ()
+    # Folders in those where names are made freely: the repositories' git dirs.
+    free: tuple[str, ...] = ()
+    # Folders where a person allowed this command to make a repository.
+    repos_allowed: tuple[str, ...] = ()
 
 
 @dataclass
@@ -104,6 +112,11 @@ class Plan:
     bwrap: str | None = None
     # Keep what the command changes (tools.bash.sandbox.capture): {folder, roots, skip}.
     capture: dict[str, Any] | None = None
+    # New names: made by the supervisor in ``guarded`` (``creations``); every writable
+    # folder not in them is ``free`` (the supervisor adds the command's temp dir).
+    guarded: list[str] = field(default_factory=list)
+    free: list[str] = field(default_factory=list)
+    repos_allowed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -209,6 +222,7 @@ def _landlock(plan: Plan, policy: Policy, support: Support) -> None:
         plan.protected, plan.pinned, plan.hidden, plan.masked = [], [], [], []
     if plan.read_denied and "fs-read" not in plan.enforced:
         plan.enforced.append("fs-read")
+    _guard_creations(plan, policy, support)
     if policy.network == "domains" and support.netns:
         plan.netns = plan.proxy = True
         plan.enforced.append("network")
@@ -237,6 +251,8 @@ def _bwrap(plan: Plan, policy: Policy, support: Support) -> None:
         plan.enforced.append("fs-read")
     if plan.protected or plan.masked:
         plan.enforced.append("protected")
+    if policy.guarded:
+        plan.missing.append(f"{NEW_REPOS}: it needs Landlock")
     if policy.network == "domains" and support.netns:
         # The child makes the network namespace (and the proxy's listener in it) and
         # runs bubblewrap inside it, without a namespace of bubblewrap's own.
@@ -248,6 +264,33 @@ def _bwrap(plan: Plan, policy: Policy, support: Support) -> None:
             plan.network = "deny"
         plan.netns = True
         plan.enforced.append("network")
+
+
+NEW_REPOS = (
+    "new repositories: a command can make a git repository in the project (git init, a "
+    ".git file) whose config git outside the sandbox obeys"
+)
+
+
+def _guard_creations(plan: Plan, policy: Policy, support: Support) -> None:
+    """New names in the project through the supervisor (``creations``): its folders,
+    and those config or a person made writable, are guarded; the other writable
+    folders and the git dirs in guarded ones are free."""
+    if not policy.guarded:
+        return
+    if not support.seccomp or GUARD_OFF in support.simulated:
+        why = "seccomp is not available" if not support.seccomp else "simulated missing"
+        plan.missing.append(f"{NEW_REPOS}: {why}")
+        return
+    guarded = _unique(_existing(policy.guarded))
+    free = [w for w in plan.writable if w not in guarded]
+    # Landlock grants by hierarchy: a free folder holding a guarded one is guarded too.
+    holders = [f for f in free if any(_inside(g, f) for g in guarded)]
+    plan.guarded = guarded + holders
+    plan.free = [f for f in free if f not in holders]
+    plan.free += [f for f in _existing(policy.free) if any(_inside(f, g) for g in plan.guarded)]
+    plan.repos_allowed = _unique(os.path.realpath(p) for p in policy.repos_allowed)
+    plan.enforced.append("new-repos")
 
 
 def _no_domains(support: Support) -> str:

@@ -7,10 +7,11 @@ seccomp, and bubblewrap running ``true``.
 
 ``TOOLHOST_SANDBOX_SIMULATE`` pretends some of them are missing, for tests and for
 trying the fallbacks: a comma-separated list of ``no-landlock``, ``no-userns``,
-``no-seccomp``, ``no-bwrap``, ``no-scope`` (no shared signal scope: ``zygote``), or
-``none`` for all. It only ever takes mechanisms away, and is read from the
-supervisor's environment (the sidecar's), which a command run by the agent cannot
-change.
+``no-seccomp``, ``no-bwrap``, ``no-scope`` (no shared signal scope: ``zygote``),
+``no-repo-guard`` (new names in the project not made by the supervisor, so a command
+can make a repository: ``creations``), or ``none`` for all. It only ever takes
+mechanisms away, and is read from the supervisor's environment (the sidecar's), which
+a command run by the agent cannot change.
 """
 
 from __future__ import annotations
@@ -26,7 +27,11 @@ from tools.bash.sandbox import landlock, namespaces
 from tools.bash.sandbox.syscalls import CLONE_NEWNET, arch, unshare
 
 SIMULATE_VAR = "TOOLHOST_SANDBOX_SIMULATE"
-SIMULATIONS = frozenset({"no-landlock", "no-userns", "no-seccomp", "no-bwrap", "no-scope"})
+# Not a mechanism: the supervisor's making of new names (``creations``), taken away.
+GUARD_OFF = "no-repo-guard"
+SIMULATIONS = frozenset(
+    {"no-landlock", "no-userns", "no-seccomp", "no-bwrap", "no-scope", GUARD_OFF}
+)
 
 _NAMESPACES_OK = 0
 _NO_USERNS = 10
@@ -73,6 +78,7 @@ def probe() -> Support:
         "no-seccomp": "seccomp",
         "no-bwrap": "bubblewrap",
         "no-scope": "Landlock's signal scope",
+        GUARD_OFF: "the guard on new repositories",
     }
     for name in sorted(missing):
         support.notes.append(f"{names[name]} simulated missing ({SIMULATE_VAR})")

@@ -43,7 +43,8 @@ from tools.bash.sandbox.masks import AGENT_CONFIG
 from tools.bash.sandbox.plan import MODES, NETWORKS, Mode, Network, Policy
 from tools.config.dirs import secret_dirs
 from tools.config.effective import Config, NetworkLists
-from tools.permission.git_files import protected_git_paths
+from tools.permission.git_files import git_dirs as git_file_dirs
+from tools.permission.git_files import protected_git_paths, repositories
 from tools.permission.rules import Rule, expand_home, wildcard_match
 
 # Paths in a project that code outside the sandbox runs or obeys: git hooks and
@@ -137,22 +138,26 @@ def policy(
     directory: Path,
     rules: Sequence[Rule],
     extra_writable: Iterable[str] = (),
+    repos_allowed: Iterable[str] = (),
 ) -> Policy:
     settings = config.sandbox
     network = network_mode(config)
     roots = _unique([str(worktree), str(directory)])
-    writable = [
+    # New names in these are made by the supervisor, never .git (``creations``): all
+    # but the package caches (and the linked git dirs, the temp dir: free).
+    guarded = [
         *roots,
         *config.allowed_dirs,
         *settings.writable,
-        *cache_paths(config),
         *literal_paths(rules, "external_directory", "allow"),
         *extra_writable,
     ]
+    writable = [*guarded, *cache_paths(config)]
     protected = [os.path.join(root, name) for root in roots for name in PROTECTED]
     # What decides which config and hooks git uses, for every repository in the
     # project (``tools.permission.git_files``): read-only where it exists.
     protected += [p for root in roots for p in protected_git_paths(root)]
+    git_dirs = [d for root in roots for g in repositories(root) for d in git_file_dirs(g)]
     if os.path.isfile(os.path.join(worktree, ".git")):
         # A linked worktree (git worktree add): git writes its own git dir and the
         # shared one (objects, refs); what decides its config and hooks stays read-only.
@@ -172,6 +177,9 @@ def policy(
         read_denied=tuple(_unique(read_denied)),
         hidden=tuple(_unique(hidden)),
         secrets=tuple(secret_dirs()),
+        guarded=tuple(_unique(os.path.normpath(p) for p in guarded)),
+        free=tuple(_unique(git_dirs)),
+        repos_allowed=tuple([*settings.repositories, *repos_allowed]),
     )
 
 

@@ -135,8 +135,32 @@ def mount(
     _check(result, f"mount {target}")
 
 
-# mount_setattr(2): the same number on every architecture of the unified table
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+def openat2(dirfd: int, path: bytes, flags: int, resolve: int) -> int:
+    """``openat2(2)`` (Linux 5.6) without a mode: a new fd, or OSError."""
+    how = _OpenHow(flags, 0, resolve)
+    number = _present(_syscall, "openat2")(
+        OPENAT2, ctypes.c_int(dirfd), path, ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how))
+    )
+    return _check(int(number), "openat2")
+
+
+_renameat2 = _function(
+    "renameat2", [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+)
+
+
+def renameat2(olddirfd: int, old: bytes, newdirfd: int, new: bytes, flags: int) -> None:
+    """``renameat2(2)`` through libc (glibc 2.28+); OSError when it fails."""
+    _check(_present(_renameat2, "renameat2")(olddirfd, old, newdirfd, new, flags), "renameat2")
+
+
+# mount_setattr(2), openat2(2): the same numbers on every architecture of the unified table
 MOUNT_SETATTR = 442
+OPENAT2 = 437
 MOUNT_ATTR_RDONLY = 0x1
 AT_FDCWD = -100
 AT_RECURSIVE = 0x8000
