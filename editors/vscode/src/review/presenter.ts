@@ -233,6 +233,12 @@ export class ReviewPresenter implements vscode.Disposable {
    */
   async always(review: Review, optionId?: string): Promise<void> {
     const options = review.alwaysOptions;
+    if (!options.length) {
+      void vscode.window.showInformationMessage(
+        `toolhost: this ask cannot be allowed always; it is asked every time (${plain(review.params.title)}).`,
+      );
+      return;
+    }
     let option = options.find((o) => o.id === optionId);
     if (!option && options.length > 1) {
       const picked = await vscode.window.showQuickPick(
@@ -315,7 +321,10 @@ export class ReviewPresenter implements vscode.Disposable {
     // leaves the keys where they were: the typing that goes on must not land in the
     // proposed side, which can be edited.
     const safe = review.isEdit ? 'Show the diff' : 'Decide later';
-    const answers = overlaps ? [accept, OVERLAP.save, 'Reject', reason] : [accept, always, 'Reject', reason];
+    const offered = review.alwaysOptions.length ? [always] : [];
+    const answers = overlaps
+      ? [accept, OVERLAP.save, 'Reject', reason]
+      : [accept, ...offered, 'Reject', reason];
     const items = [safe, ...answers];
     const choice = await vscode.window.showWarningMessage(
       `toolhost: ${review.params.title}`,
@@ -387,9 +396,9 @@ function message(review: Review): string {
   if (review.params.metadata.rerun === true) {
     // Allow runs the command again: the ask's title says so, and what its first run
     // changed (put back first). The words for the ask alone would hide both.
-    return `toolhost: ${tool}: ${review.params.title.replace(/[.?]?$/, '.')} “Always” would allow ${plain(review.alwaysCovers)}.`;
+    return `toolhost: ${tool}: ${review.params.title.replace(/[.?]?$/, '.')}${alwaysWords(review)}`;
   }
-  return `toolhost: ${tool} wants to ${plain(askOf(review))}. “Always” would allow ${plain(review.alwaysCovers)}.`;
+  return `toolhost: ${tool} wants to ${plain(askOf(review))}.${alwaysWords(review)}`;
 }
 
 /** What a review that is not an edit would do, in words. */
@@ -426,4 +435,9 @@ function firstChangedLine(review: Review, file: FileView, proposed: string): num
   }
   const { start } = minimalEdit(file.base, proposed);
   return proposed.slice(0, start).split('\n').length - 1;
+}
+
+/** " “Always” would allow …" where the ask offers an always, else nothing. */
+function alwaysWords(review: Review): string {
+  return review.alwaysCovers ? ` “Always” would allow ${plain(review.alwaysCovers)}.` : '';
 }

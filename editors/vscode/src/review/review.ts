@@ -127,11 +127,15 @@ export class Review {
     return this.params.always?.length ? this.params.always : this.params.patterns;
   }
 
-  /** The sidecar's options for "always" (what it covers, in words), else one made here. */
+  /**
+   * The sidecar's options for "always" (what it covers, in words); none where it sent an
+   * empty list (an ask it asks every time, e.g. a command making a git repository). A
+   * sidecar that sends no list gets one option made here from the patterns.
+   */
   get alwaysOptions(): AlwaysOption[] {
-    const sent = Array.isArray(this.params.alwaysOptions) ? this.params.alwaysOptions.filter(isOption) : [];
-    return sent.length
-      ? sent
+    if (Array.isArray(this.params.alwaysOptions)) return this.params.alwaysOptions.filter(isOption);
+    return this.always.length === 0
+      ? []
       : [
           {
             id: 'default',
@@ -146,9 +150,9 @@ export class Review {
     return Array.isArray(this.params.alwaysOptions) && this.params.alwaysOptions.length > 0;
   }
 
-  /** What "Always" would allow by default, in words. */
+  /** What "Always" would allow by default, in words ("" where it is not offered). */
   get alwaysCovers(): string {
-    return this.alwaysOptions[0].label;
+    return this.alwaysOptions[0]?.label ?? '';
   }
 
   /** Files whose buffer has unsaved changes. */
@@ -283,6 +287,11 @@ export class Review {
     if (a.reply !== 'once' && a.reply !== 'always' && a.reply !== 'reject') {
       throw new TypeError(
         `${where}: reply must be "once", "always" or "reject", got ${JSON.stringify(a.reply)}`,
+      );
+    }
+    if (a.reply === 'always' && this.alwaysOptions.length === 0) {
+      throw new RangeError(
+        `${where}: this ask offers no "always" (it is asked every time): reply "once" or "reject"`,
       );
     }
     const strings = (key: string, known: string[]): string[] | undefined => {

@@ -97,7 +97,7 @@ export class ReviewTree implements vscode.TreeDataProvider<ReviewNode>, vscode.D
     if (typeof review.params.metadata.command === 'string') {
       tip.appendCodeblock(review.params.metadata.command, 'shellscript');
     }
-    tip.appendMarkdown(`\n\n“Always” would allow ${review.alwaysCovers}.`);
+    if (review.alwaysCovers) tip.appendMarkdown(`\n\n“Always” would allow ${review.alwaysCovers}.`);
     item.tooltip = tip;
     item.command = { title: 'Show', command: 'toolhost.review.show', arguments: [review.id] };
     return item;

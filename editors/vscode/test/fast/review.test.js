@@ -629,3 +629,24 @@ test('a command asking to write outside says, before it runs again, what its fir
   assert.equal(s.read('ran.txt'), 'RAN\n', 'it ran once');
   fs.rmSync(outside, { recursive: true, force: true });
 });
+
+test('an ask that is asked every time (a command making a git repository) offers no "always"', async () => {
+  answerPrompts((items, message) => (/wants to run/.test(message) ? 'Allow' : undefined));
+  const { result } = await start('bash', { command: 'git init -q sub', description: 'Makes a repository' });
+  const asked = await waitFor(
+    () => stub.recorded.messages.find((m) => /make a git repository in sub/.test(m.message)),
+    'the ask to make the repository',
+  );
+  assert.doesNotMatch(asked.message, /Always/);
+  assert.ok(!asked.items.some((i) => /Always/.test(i)), asked.items.join(' | '));
+  const [review] = s.api.pendingReviews();
+  assert.deepEqual(review.alwaysOptions, []);
+  assert.throws(
+    () => s.api.answerReview(review.id, { reply: 'always' }),
+    /this ask offers no "always" \(it is asked every time\)/,
+  );
+  s.api.answerReview(review.id, { reply: 'reject' });
+  const done = await result;
+  assert.ok(!fs.existsSync(path.join(s.file('sub'), '.git')), 'no repository made');
+  assert.match(done.output, /repositor/);
+});
