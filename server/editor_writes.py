@@ -36,7 +36,10 @@ BOM_CHAR = "\ufeff"
 # editor refuses it rather than apply it to other text.  Then editor/saveDocuments,
 # and the disk is checked: the editor's save is trusted when it wrote the new content
 # (or anything else: a format-on-save); when it wrote nothing the sidecar writes.
-# A buffer that had the user's unsaved changes is never saved (``prepared.save``).
+# A buffer that had the user's unsaved changes is never saved (``prepared.save``),
+# unless the person chose to save them with the change (``prepared.with_unsaved``):
+# then the buffer is saved as it stands, typing done since the ask included, and the
+# sidecar writes it only if it still stands so (never a copy from the time of the ask).
 
 
 # An edit the editor refused because the user typed after it was sent is made again on
@@ -93,7 +96,7 @@ async def write_through_editor(
             log.info("%s changed in the editor while the edit waited: made again", rel)
             return await write_through_editor(server, ctx, prepared, retries - 1)
     prepared.via_editor = True
-    if typed_since and prepared.save:
+    if typed_since and prepared.save and not prepared.with_unsaved:
         # The buffer matched the disk when the change was made, so the disk gets exactly
         # the change; the buffer keeps the user's newer typing, unsaved.
         await settle(server, change.path, target)
@@ -108,7 +111,10 @@ async def write_through_editor(
         await settle(server, change.path, target)
         return True
     # Once the editor holds the edit, the disk must follow even if the call is cancelled.
-    await asyncio.shield(save_and_check(server, prepared, document.uri, target, disk_before))
+    # What it must hold: the buffer as the change left it (with the typing since, if any).
+    expected = change.after.encode(proposed)
+    saving = save_and_check(server, prepared, document.uri, target, expected, disk_before)
+    await asyncio.shield(saving)
     return True
 
 
@@ -193,9 +199,11 @@ async def save_and_check(
     prepared: PreparedChange,
     uri: str,
     target: str,
+    expected: bytes,
     disk_before: bytes | None,
 ) -> None:
-    """editor/saveDocuments, then make sure the disk holds the change."""
+    """editor/saveDocuments, then make sure the disk holds the change: ``target`` (the
+    buffer's text after the edit), ``expected`` on disk."""
     change = prepared.change
     await settle(server, change.path, target)
     try:
@@ -207,9 +215,17 @@ async def save_and_check(
         raise
     except Exception as error:  # checked below: the sidecar writes what was not saved
         log.warning("editor/saveDocuments for %s failed: %s", uri, error or type(error).__name__)
-    expected = change.encoded
     on_disk = await asyncio.to_thread(read_bytes, change.path)
     if on_disk == expected:
+        return
+    if on_disk == disk_before and prepared.with_unsaved and not holds(server, change.path, target):
+        # The user typed on after the change landed: writing ``target`` would save part
+        # of their unsaved work and not the rest. Only the editor's save may do that.
+        log.info("the editor did not save %s, and its buffer moved on", change.path)
+        prepared.note = (
+            f"Note: the editor did not save {change.path}, so your change is in the buffer "
+            "(unsaved, with the user's changes) and the file on disk was not changed."
+        )
         return
     if on_disk == disk_before:  # the editor did not save: write it ourselves
         await asyncio.to_thread(atomic_write, change.path, expected, change.mode)
@@ -233,6 +249,12 @@ async def settle(server: EditorClient, path: Path, text: str) -> None:
             return
         await asyncio.sleep(0.01)
     log.info("the editor did not report the edited text of %s in time", path)
+
+
+def holds(server: EditorClient, path: Path, text: str) -> bool:
+    """Whether the editor's buffer of ``path`` holds ``text`` (as last reported)."""
+    document = server.documents.snapshot(path, server.workspace)
+    return document is not None and document.text == text
 
 
 async def moved_on(server: EditorClient, path: Path, version: int) -> bool:

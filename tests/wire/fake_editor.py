@@ -64,6 +64,7 @@ class FakeEditor(WireClient):
         self.lsp_answers: dict[str, Any] = {}
         self.lsp_errors: dict[str, tuple[int, str]] = {}
         self.on_ask: Callable[[], None] | None = None  # runs while a permission is asked
+        self.on_save: Callable[[], None] | None = None  # runs as editor/saveDocuments comes
         self.diagnostics_fail = False
         self.diagnostics_answer: Any = None  # None: lint the text
         # What the sidecar asked, in order.
@@ -109,6 +110,8 @@ class FakeEditor(WireClient):
         @self.feature("editor/saveDocuments")
         def save_documents(ls: FakeEditor, params: dict[str, Any]) -> dict[str, Any]:
             ls.save_asks.append(params)
+            if ls.on_save is not None:
+                ls.on_save()  # its didChange reaches the sidecar before this answer
             if ls.save_fails:
                 raise EditorError(code=-32603, message="the disk is full")
             if not ls.saves:
@@ -176,6 +179,7 @@ class FakeEditor(WireClient):
         self.transform = None
         self.open_gate.set()
         self.on_ask = None
+        self.on_save = None
         self.diagnostics_fail = False
         self.diagnostics_answer = None
         self.lsp_answers.clear()

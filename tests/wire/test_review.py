@@ -221,6 +221,74 @@ async def test_an_overlap_with_unsaved_work_offers_the_choices(
         assert "applied in the editor only" in result["output"]
 
 
+async def test_save_saves_the_buffer_as_it_stands_not_as_it_was_asked_about(
+    editor: FakeEditor, root: Path
+) -> None:
+    """ "save" promises the person their unsaved changes are saved with the agent's: the
+    buffer as it stands when the change lands, typing done while the review waited
+    included, and by the editor's own save.  Writing the buffer as it was when the ask
+    went out would put some of their unsaved work on disk and leave the rest unsaved
+    (the VS Code property test found it: "the user's unsaved u179 reached the disk")."""
+    path = root / "overlap-typed-since.txt"
+    path.write_text("one\ntwo\nthree\nfour\n")
+    uri = await editor.open(path)
+    await read(editor, path)
+    editor.type(path, "one\ntwo typed\nthree\nfour\n")
+    await editor.call("tools/list", {})
+    editor.on_ask = lambda: editor.type(path, "one\ntwo typed\nthree\nfour typed later\n")
+    editor.ask_reply = {"reply": "once", "unsaved": "save"}
+
+    await ok(editor, "edit", {"filePath": str(path), "oldString": "two typed", "newString": "2"})
+
+    assert editor.buffers[uri].text == "one\n2\nthree\nfour typed later\n"
+    assert editor.save_asks == [{"uris": [uri]}]
+    assert path.read_text() == "one\n2\nthree\nfour typed later\n"
+
+
+async def test_save_without_the_editors_save_writes_the_buffer_as_it_stands(
+    editor: FakeEditor, root: Path
+) -> None:
+    """The same, with an editor that does not save: the sidecar writes the buffer only as
+    it stands (the user typed nothing after the change landed); never a snapshot from
+    the ask that misses what they typed since."""
+    path = root / "overlap-not-saved.txt"
+    path.write_text("one\ntwo\nthree\nfour\n")
+    uri = await editor.open(path)
+    await read(editor, path)
+    editor.type(path, "one\ntwo typed\nthree\nfour\n")
+    await editor.call("tools/list", {})
+    editor.on_ask = lambda: editor.type(path, "one\ntwo typed\nthree\nfour typed later\n")
+    editor.ask_reply = {"reply": "once", "unsaved": "save"}
+    editor.saves = False
+
+    await ok(editor, "edit", {"filePath": str(path), "oldString": "two typed", "newString": "2"})
+
+    assert editor.buffers[uri].text == "one\n2\nthree\nfour typed later\n"
+    assert path.read_text() == "one\n2\nthree\nfour typed later\n"
+
+
+async def test_save_writes_nothing_when_the_user_typed_on_and_the_editor_did_not_save(
+    editor: FakeEditor, root: Path
+) -> None:
+    path = root / "overlap-typed-on.txt"
+    path.write_text("one\ntwo\nthree\nfour\n")
+    uri = await editor.open(path)
+    await read(editor, path)
+    editor.type(path, "one\ntwo typed\nthree\nfour\n")
+    await editor.call("tools/list", {})
+    editor.ask_reply = {"reply": "once", "unsaved": "save"}
+    editor.saves = False
+    editor.on_save = lambda: editor.type(path, "one\n2\nthree\nfour typed on\n")
+
+    result = await ok(
+        editor, "edit", {"filePath": str(path), "oldString": "two typed", "newString": "2"}
+    )
+
+    assert editor.buffers[uri].text == "one\n2\nthree\nfour typed on\n"
+    assert path.read_text() == "one\ntwo\nthree\nfour\n"
+    assert "the editor did not save" in result["output"]
+
+
 async def test_an_overlap_asks_even_when_the_rules_allow(tmp_path: Path) -> None:
     root = tmp_path / "project"
     root.mkdir()

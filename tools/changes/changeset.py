@@ -125,4 +125,7 @@ class PreparedChange:
     # False: the buffer keeps unsaved changes of the user's, so the editor must not save
     # it (the disk gets the agent's change on its own, or stays as it is).
     save: bool = True
+    # True: the person chose to save the buffer with their unsaved changes (the change was
+    # made from it, not from the disk): only the buffer as it stands may reach the disk.
+    with_unsaved: bool = False
     edit: dict[str, Any] = field(default_factory=dict)  # the LSP WorkspaceEdit for this file

@@ -327,7 +327,11 @@ def editor_changes(
             diff = diff_texts(before.text if before else "", final.text, rel)
             edit = workspace_edit(path.as_uri(), diff.edits)
         change = FileChange(path, before, final, kind="update" if before else "add")
-        changes.append(PreparedChange(change, diff, edit=edit, save=path not in unsaved_kept))
+        save = path not in unsaved_kept
+        with_unsaved = save and path in changeset.unsaved  # the person chose "save"
+        changes.append(
+            PreparedChange(change, diff, edit=edit, save=save, with_unsaved=with_unsaved)
+        )
     return changes
 
 

@@ -101,6 +101,31 @@ async function waitFor(predicate, what, timeoutMs = 10000) {
   }
 }
 
+/**
+ * The pids of the running sidecars this process started (`toolhost serve`, a child of
+ * the extension host stand-in), read from /proc: what a test ends from outside the
+ * sidecar, where a sandboxed command cannot reach it.
+ */
+function sidecarPids() {
+  const pids = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid …: the name may hold spaces and parentheses.
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) !== process.pid || state === 'Z') continue;
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (argv.some((arg) => path.basename(arg) === 'toolhost') && argv.includes('serve')) {
+        pids.push(Number(entry));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
 /** The JSON params of the `initialize` request, from the verbose trace in the log. */
 function initializeParams() {
   const log = stub.recorded.log.join('\n');
@@ -118,6 +143,7 @@ module.exports = {
   activate,
   waitFor,
   initializeParams,
+  sidecarPids,
   answerPrompts,
   stub,
   vscode,
