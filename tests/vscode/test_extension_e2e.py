@@ -69,6 +69,7 @@ WORKSPACE = {
     "undo-me.txt": "before\n",
     "undo-gone.txt": "deleted by the agent\n",
     "modal.txt": "modal file\n",
+    "split.txt": "line 1\nline 2\nline 3\n",
 }
 
 USER_SETTINGS = {
@@ -580,6 +581,19 @@ def test_a_space_typed_at_the_modal_dialog_answers_nothing_and_opens_no_second_d
     assert step["diffTabs"] == 1, step
     # The typing that went on stayed in the person's editor, not in the agent's proposal.
     assert step["proposal"] == "MODAL file\n", step
+
+
+def test_typing_in_the_right_of_two_groups_the_diff_opens_in_the_other_and_its_note_shows_whole(
+    scenario: Scenario,
+) -> None:
+    user = scenario.user("two-groups")
+    step = scenario.step("two-groups")
+    assert step["groupsBefore"] == 2
+    assert step["groupsDuring"] == 2, "the review opened a third, narrow column"
+    assert user["diffEditorVisible"] and user["lineShown"], user
+    assert user["focusInDiff"] is False, "the diff took the keyboard focus"
+    assert "1/1 Alt+Y/N" in user["note"], user
+    assert user["pastEdge"] == 0, f"the changed line or its note is cut off: {user}"
 
 
 def test_a_fetch_through_the_language_model_tools_is_asked_once_in_toolhosts_review(

@@ -391,6 +391,40 @@ async function confirm(page, expect) {
 
 /** A key pressed wherever the focus is (a dialog's, say), with no click first; then
  * `expect.then` typed, as a person who goes on typing. */
+/**
+ * A review's diff as it first shows: where it opened, and whether the changed line and
+ * its note (the decoration after it) end inside the editor or past its right edge.
+ */
+async function shown(page, expect) {
+  const tab = diffTab(page, expect.diff);
+  await until(async () => (await tab.count()) > 0, `the diff tab "${expect.diff}"`);
+  await pause(1000); // the note is drawn once the proposed document is shown
+  const observed = await observeDiff(page, expect.diff);
+  const line = await page.evaluate((text) => {
+    const editor = document.querySelector('.monaco-diff-editor .editor.modified');
+    const lines = editor ? [...editor.querySelectorAll('.view-lines .view-line')] : [];
+    const shown = lines.find((l) => l.textContent.replace(/\u00a0/g, ' ').includes(text));
+    if (!shown) return { lineShown: false };
+    // The text area's right edge: the vertical scrollbar sits over it.
+    const guard = editor.querySelector('.overflow-guard').getBoundingClientRect();
+    const scrollbar = editor.querySelector('.scrollbar.vertical');
+    const edge = guard.right - (scrollbar ? scrollbar.getBoundingClientRect().width : 0);
+    // A decoration's text is generated content (::after) of its span, inside the span's box.
+    const spans = [...shown.querySelectorAll('span')];
+    const right = Math.max(...spans.map((s) => s.getBoundingClientRect().right));
+    const note = spans
+      .map((s) => getComputedStyle(s, '::after').content)
+      .filter((c) => c && c !== 'none' && c !== 'normal')
+      .map((c) => c.replace(/^"|"$/g, ''))
+      .concat(shown.textContent) // or injected text, in the line itself
+      .join(' ')
+      .replace(/\u00a0/g, ' ');
+    return { lineShown: true, pastEdge: Math.max(0, Math.round(right - edge)), note, width: guard.width };
+  }, expect.line);
+  await shoot(page, expect.shot);
+  return { ...observed, ...line };
+}
+
 async function press(page, expect) {
   await page.keyboard.press(expect.key);
   await pause(500);
@@ -408,6 +442,7 @@ async function press(page, expect) {
 
 const ACTS = {
   press,
+  shown,
   toast: answerToast,
   dismiss,
   key,

@@ -117,7 +117,7 @@ export class ReviewPresenter implements vscode.Disposable {
           // Where it is open already, there: "Beside" another group would open a copy.
           preview: false,
           preserveFocus: !focus,
-          viewColumn: openIn(file.right) ?? (focus ? undefined : vscode.ViewColumn.Beside),
+          viewColumn: openIn(file.right) ?? (focus ? undefined : besideColumn()),
           selection: new vscode.Range(position, position),
         },
       );
@@ -420,6 +420,21 @@ function openIn(right: vscode.Uri): vscode.ViewColumn | undefined {
       (tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === target,
     ),
   )?.viewColumn;
+}
+
+/**
+ * The group next to the one being typed in, never a new sliver. "Beside" the rightmost of
+ * two or more groups makes one more narrow column, where the changed line and its note were
+ * cut off past the right edge; the group to its left has the width the person gave it.
+ * (VS Code's own chat review shows changes in a group the person already has.)
+ */
+function besideColumn(): vscode.ViewColumn {
+  const groups = vscode.window.tabGroups.all;
+  const active = groups.findIndex((group) => group.isActive);
+  if (groups.length < 2 || active < groups.length - 1) {
+    return vscode.ViewColumn.Beside;
+  }
+  return groups[active - 1].viewColumn;
 }
 
 function multiTitle(review: Review): string {

@@ -142,6 +142,32 @@ test('the diff opens beside the editor, without focus, at the change; the button
   );
 });
 
+test('typing in the rightmost of two groups, the diff opens in the other group, not a third narrow one', async () => {
+  await stub.focus(s.uri('a.txt'), 0);
+  // The person has split the editor and types in the right-hand group.
+  const left = { tabs: [], isActive: false, viewColumn: 1, activeTab: undefined };
+  const groups = vscode.window.tabGroups.all;
+  const { viewColumn } = stub.tabGroup;
+  groups.unshift(left);
+  stub.tabGroup.viewColumn = 2;
+  try {
+    answerPrompts(() => 'Accept');
+    const calls = diffCalls().length;
+    const { result } = await start(
+      'edit',
+      { filePath: 'big.txt', oldString: 'line 21', newString: 'line twenty-one' },
+      'big.txt',
+    );
+    assert.equal((await result).isError, false);
+    const options = diffCalls()[calls].args[3];
+    assert.equal(options.viewColumn, 1, 'a third column would cut off the changed line and its note');
+    assert.equal(options.preserveFocus, true);
+  } finally {
+    groups.splice(groups.indexOf(left), 1);
+    stub.tabGroup.viewColumn = viewColumn;
+  }
+});
+
 test('a dismissed notification or a closed diff is not an answer; the status item brings the review back', async () => {
   answerPrompts(() => undefined); // dismissed
   const { result } = await start(

@@ -603,6 +603,34 @@ async function activate() {
     }
   });
 
+  await step('two-groups', async () => {
+    // The person has split the editor and types in the right-hand group: the review must
+    // not open in a third, narrow column where the changed line and its note are cut off.
+    // (Joined, not closed: closing would ask about the unsaved editors.)
+    await vscode.commands.executeCommand('workbench.action.joinAllGroups');
+    const doc = await vscode.workspace.openTextDocument(file('split.txt'));
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Two, preview: false });
+    const groupsBefore = vscode.window.tabGroups.all.length;
+    await api.executeTool('read', { filePath: 'split.txt' });
+    const call = api.executeTool('edit', {
+      filePath: 'split.txt',
+      oldString: 'line 2',
+      newString: 'LINE 2 changed by the agent',
+    });
+    const review = await reviewOf('split.txt');
+    await expectUser('two-groups', {
+      act: 'shown',
+      diff: 'split.txt ↔ proposed by edit',
+      line: 'LINE 2 changed by the agent',
+      shot: 'review-two-groups',
+    });
+    const groupsDuring = vscode.window.tabGroups.all.length;
+    api.answerReview(review.id, { reply: 'reject' });
+    await call;
+    await vscode.commands.executeCommand('workbench.action.joinAllGroups');
+    return { groupsBefore, groupsDuring };
+  });
+
   await step('lm-fetch-asks-once', async () => {
     // vscode.lm.invokeTool outside a chat: VS Code's own confirmation would be a modal
     // dialog whose focused "Yes" a Space presses. toolhost asks in its review instead.
