@@ -137,6 +137,32 @@ def test_a_change_made_before_the_first_scan_reached_it_is_still_found(
     }
 
 
+def test_what_was_written_just_before_a_turn_began_is_not_the_turns(
+    worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the person writes just before the next prompt (within a clock tick) stays
+    theirs, even when the turn's first scan reaches it late: taken for one the turn
+    made, the turn's undo deleted it. What the turn writes right away is still its."""
+    host = ToolHost(worktree, track_outside=True)
+    listing = outside.list_files
+    reached = threading.Event()
+
+    def late_listing(folder: Path) -> list[str]:
+        reached.wait(10)
+        return listing(folder)
+
+    monkeypatch.setattr(outside, "list_files", late_listing)
+    (worktree / "mine.txt").write_text("the person's, just before the prompt\n")
+    turn = host.checkpoints.begin("ses", "t1", "")
+    (worktree / "made.txt").write_text("the agent's own tool, at once\n")
+    reached.set()
+    assert turn._scan is not None
+    turn._scan.join()
+    assert host.checkpoints.end("ses", "t1", offer=False) is not None
+    (entry,) = host.checkpoints.entries("ses")
+    assert [(f["path"], f["action"]) for f in entry["outside"]] == [("made.txt", "created")]
+
+
 def test_a_turn_heard_of_late_owns_what_changed_since_its_prompt(worktree: Path) -> None:
     """``toolhost acp`` relays a prompt after at most 3 s: a busy sidecar can begin the
     turn after the agent wrote. ``since`` (when the prompt arrived) dates the turn."""

@@ -16,6 +16,13 @@ change (ctime) is after the turn began is not taken as it is: created in the tur
 birth time says so), it was absent at the start; otherwise what it held then is
 unknown, and it is listed without a copy.
 
+"After the turn began" is exact: a file's times lie between the coarse clock (up to a
+tick behind) and the wall clock at the change, so a change before the start is dated
+before it, and ``wait_for_file_clock`` holds the turn's start until the coarse clock has
+passed it, so a change after the start is dated after it. (A margin of a tick instead
+took a file the person wrote just before the next prompt for one the next turn made,
+and its undo deleted it.)
+
 A scan stats every file, so it runs at a turn's edges in a worker thread, never on a
 call's path (``bench/checkpoint_cost.py`` measures it).
 """
@@ -28,7 +35,9 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +50,10 @@ MAX_FILE_BYTES = 1 << 20
 # What a file changed after its turn began held then is not known: a key no scan gives.
 UNKNOWN_AT_START = (-1, -1, -1, -1, "")
 _SCANNING = threading.Lock()  # one scan at a time: they share the index and the copies
+# Linux's CLOCK_REALTIME_COARSE (not named by Python's ``time``): the floor of every
+# file time it gives (fine-grained ones, since 6.13, are between it and the wall clock).
+_COARSE_CLOCK = 5 if sys.platform.startswith("linux") else None
+_TICK_AT_MOST_S = 0.02  # HZ=100 is 10 ms; a clock set back is not waited for
 
 # path -> (size, mtime_ns, inode, mode, sha256 of the kept copy or "")
 Index = dict[str, tuple[int, int, int, int, str]]
@@ -127,6 +140,16 @@ class Baseline:
             temp.write_bytes(data)
             os.replace(temp, target)
         return sha
+
+
+def wait_for_file_clock(ns: int) -> None:
+    """Return once a file changed from now on carries a time of at least ``ns`` (wall
+    clock): at most a tick, once per turn. Elsewhere file times are fine-grained."""
+    if _COARSE_CLOCK is None:
+        return
+    deadline = time.monotonic() + _TICK_AT_MOST_S
+    while time.clock_gettime_ns(_COARSE_CLOCK) < ns and time.monotonic() < deadline:
+        time.sleep(0.0005)
 
 
 def _removed_in_turn(

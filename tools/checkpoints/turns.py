@@ -51,7 +51,6 @@ log = logging.getLogger("toolhost.checkpoints")
 IDLE_SECONDS = 30.0
 MAX_AGE_DAYS = 14.0
 MAX_BYTES = 512 << 20
-CLOCK_TICK_NS = 10_000_000  # the longest a tick lasts (HZ=100)
 SINCE_AT_MOST = 60.0  # how far back a client's ``since`` may put a turn's start (s)
 _ids = itertools.count(1)
 
@@ -75,6 +74,7 @@ class Turn:
     head: str | None = None
     baseline: outside.Index | None = None
     since: float | None = None  # when the client's message began it (else ``started``)
+    started_ns: int = 0  # ``started`` to the nanosecond: the edge its scans date files by
     _scan: threading.Thread | None = None
     _runs: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -221,6 +221,9 @@ class Checkpoints:
             if previous is not None:
                 self._end_later(previous)
             turn = self._new(session_id, turn_id, title, client or self.client)
+            # Until a file changed from now on is dated after the start (a tick at most):
+            # what was written before it, even just before, is not the turn's (``outside``).
+            outside.wait_for_file_clock(turn.started_ns)
             if since is not None:
                 turn.since = min(turn.started, max(since, turn.started - SINCE_AT_MOST))
             self._open[session_id] = turn
@@ -235,7 +238,8 @@ class Checkpoints:
     def _new(self, session_id: str, turn_id: str, title: str, client: str, **kw: Any) -> Turn:
         checkpoint = new_checkpoint_id()
         folder = self.store / checkpoint
-        turn = Turn(checkpoint, turn_id, session_id, title, client, folder, time.time(), **kw)
+        ns = kw.setdefault("started_ns", time.time_ns())
+        turn = Turn(checkpoint, turn_id, session_id, title, client, folder, ns / 1e9, **kw)
         turn.head = git_head(self.worktree)
         turn._on_written = self.wrote
         turn._on_created = self._changed
@@ -246,10 +250,9 @@ class Checkpoints:
             self.on_changed()
 
     def _scan_start(self, turn: Turn) -> None:
-        # A file time comes from the kernel's coarse clock, up to a tick behind the
-        # wall clock: a change just after the turn began may carry a time just before.
-        began = turn.since if turn.since is not None else turn.started
-        since_ns = int(began * 1e9) - CLOCK_TICK_NS
+        # Exact at the turn's own start (``begin`` waited for the file clock); a client's
+        # ``since`` is not waited for: an agent acts on a prompt well after a tick.
+        since_ns = int(turn.since * 1e9) if turn.since is not None else turn.started_ns
         try:
             turn.baseline = self.baseline().scan(self.worktree, since_ns=since_ns)
         except Exception:  # the turn goes on; only its outside changes go unseen
