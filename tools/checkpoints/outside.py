@@ -38,11 +38,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.checkpoints.store import Before, read_json, write_json
+from tools.checkpoints.store import Before, State, read_json, state_of, write_json
+from tools.checkpoints.summary import PathChange
 from tools.fsio.birth import born_ns
 from tools.fsio.rg import rg_path
 
@@ -64,6 +65,9 @@ class Baseline:
     store: Path  # the worktree's checkpoint folder
     max_file_bytes: int = MAX_FILE_BYTES
     last: Index | None = None  # the last scan (else read from index.json)
+    # What the last scan holds is what the files held at this time (wall clock, ns) or
+    # before: a turn's first scan (its start), else the end of the scan; None: not known.
+    last_as_of_ns: int | None = None
 
     @property
     def folder(self) -> Path:
@@ -84,6 +88,10 @@ class Baseline:
 
     def _scan(self, worktree: Path, since_ns: int | None) -> Index:
         previous = self.last if self.last is not None else self.load()
+        # Its key clears a file changed in the turn of a change of metadata only if it
+        # was taken before the turn began (a previous turn's end scanned late was not).
+        as_of = self.last_as_of_ns if self.last is not None else None
+        trusted = since_ns is not None and as_of is not None and as_of <= since_ns
         index: Index = {}
         for path in list_files(worktree):
             try:
@@ -96,7 +104,7 @@ class Baseline:
             known = previous.get(path)
             changed_in_turn = since_ns is not None and info.st_ctime_ns >= since_ns
             # (a file whose key is the last scan's changed only in its metadata)
-            if changed_in_turn and (known is None or known[:4] != key):
+            if changed_in_turn and (known is None or not trusted or known[:4] != key):
                 born = born_ns(path)
                 if born is None or since_ns is None or born < since_ns:
                     index[path] = UNKNOWN_AT_START
@@ -112,7 +120,7 @@ class Baseline:
             index.update(_removed_in_turn(previous.keys() - index.keys(), since_ns))
         self.folder.mkdir(parents=True, exist_ok=True)  # an empty worktree kept no copy
         write_json(self.folder / "index.json", index, compact=True)
-        self.last = index
+        self.last, self.last_as_of_ns = index, since_ns if since_ns is not None else time.time_ns()
         return index
 
     def load(self) -> Index:
@@ -176,6 +184,38 @@ def changed(before: Index, after: Index) -> list[str]:
     """Paths whose file appeared, went away or changed between two scans."""
     paths = set(before) | set(after)
     return sorted(p for p in paths if (before.get(p) or ())[:4] != (after.get(p) or ())[:4])
+
+
+def found_in_turn(
+    start: Index, end: Index, baseline: Baseline, not_outside: Callable[[str, State], bool]
+) -> list[PathChange]:
+    """The files that changed between a turn's first scan and its ``end`` (a scan at its
+    end, or the next turn's first scan, which dates its edge exactly) that
+    ``not_outside`` does not claim (toolhost's own writes, the person's saves)."""
+    found = []
+    for path in changed(start, end):
+        if end.get(path) == UNKNOWN_AT_START:
+            continue  # changed after the edge: the next turn's, which lists it
+        now = _state_in(path, end)
+        if not_outside(path, now):
+            continue
+        before = before_of(path, start, baseline, 0) or Before(path, "unknown", 0)
+        found.append(PathChange(path, before, now, ["outside"], _action(before, now)))
+    return found
+
+
+def _action(before: Before, now: State) -> str:
+    if before.kind == "absent":
+        return "created"
+    return "deleted" if now.kind == "absent" else "modified"
+
+
+def _state_in(path: str, index: Index) -> State:
+    """What ``path`` held when ``index`` was taken (as it is now, when not known)."""
+    known = index.get(path)
+    if known is None:
+        return State("absent")
+    return State("file", known[4], known[3]) if known[4] else state_of(path)
 
 
 def before_of(path: str, before: Index, baseline: Baseline, t: int) -> Before | None:
