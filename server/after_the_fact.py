@@ -61,7 +61,11 @@ async def offer(
 ) -> None:
     from server.bridge import LspEditorBridge
 
-    done = await review(host.checkpoints, checkpoint, session, LspEditorBridge(server, options))
+    try:
+        bridge = LspEditorBridge(server, options)
+        done = await review(host.checkpoints, checkpoint, session, bridge)
+    finally:  # answered or not: a restore may put these files back from now on
+        host.checkpoints.reviewed(checkpoint)
     changed = [*done["undone"], *done["partly"]] if done else []
     if changed:
         uris = [(host.checkpoints.worktree / p).as_uri() for p in changed]

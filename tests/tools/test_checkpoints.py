@@ -137,6 +137,65 @@ def test_a_change_made_before_the_first_scan_reached_it_is_still_found(
     }
 
 
+def test_what_was_written_just_before_a_turn_began_is_not_the_turns(
+    worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the person writes just before the next prompt (within a clock tick) stays
+    theirs, even when the turn's first scan reaches it late: taken for one the turn
+    made, the turn's undo deleted it. What the turn writes right away is still its."""
+    host = ToolHost(worktree, track_outside=True)
+    listing = outside.list_files
+    reached = threading.Event()
+
+    def late_listing(folder: Path) -> list[str]:
+        reached.wait(10)
+        return listing(folder)
+
+    monkeypatch.setattr(outside, "list_files", late_listing)
+    (worktree / "mine.txt").write_text("the person's, just before the prompt\n")
+    turn = host.checkpoints.begin("ses", "t1", "")
+    (worktree / "made.txt").write_text("the agent's own tool, at once\n")
+    reached.set()
+    assert turn._scan is not None
+    turn._scan.join()
+    assert host.checkpoints.end("ses", "t1", offer=False) is not None
+    (entry,) = host.checkpoints.entries("ses")
+    assert [(f["path"], f["action"]) for f in entry["outside"]] == [("made.txt", "created")]
+
+
+def test_a_turn_ended_by_the_next_is_closed_at_the_next_ones_start(
+    worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn ended by the next one's begin is summed up in a thread: its end is the next
+    turn's start, not whenever that thread scans. Scanned late, it took the next turn's
+    changes for its own (offered them for review, undid them with itself)."""
+    host = ToolHost(worktree, track_outside=True)
+    first = host.checkpoints.begin("ses", "t1", "")
+    assert first._scan is not None
+    first._scan.join()
+    (worktree / "mine.txt").write_text("during t1, outside toolhost\n")
+    listing = outside.list_files
+    reached = threading.Event()
+
+    def late_listing(folder: Path) -> list[str]:
+        reached.wait(10)
+        return listing(folder)
+
+    monkeypatch.setattr(outside, "list_files", late_listing)
+    host.checkpoints.begin("ses", "t2", "")  # t1 ends: its summary is written apart
+    (worktree / "later.txt").write_text("t2's agent, outside toolhost\n")
+    reached.set()
+    host.checkpoints.end("ses", "t2", offer=False)
+    for _ in range(400):  # t1's summary, written apart
+        if not any(e["open"] for e in host.checkpoints.entries()):
+            break
+        time.sleep(0.025)
+    outside_of = {
+        e["turnID"]: [f["path"] for f in e["outside"]] for e in host.checkpoints.entries()
+    }
+    assert outside_of == {"t1": ["mine.txt"], "t2": ["later.txt"]}
+
+
 def test_a_turn_heard_of_late_owns_what_changed_since_its_prompt(worktree: Path) -> None:
     """``toolhost acp`` relays a prompt after at most 3 s: a busy sidecar can begin the
     turn after the agent wrote. ``since`` (when the prompt arrived) dates the turn."""

@@ -521,6 +521,26 @@ async def test_the_supervisor_is_small_and_started_once(worktree: Path) -> None:
     assert rss_kb < 40_000  # stdlib only: no pydantic, tree-sitter or pygls
 
 
+async def test_the_supervisor_keeps_no_finished_commands_filter(worktree: Path) -> None:
+    """Each command's seccomp listener is closed once its processes are gone: kept,
+    the supervisor served every finished command's listener on every wake-up (each
+    call slower than the last) until it ran out of file descriptors."""
+    host = make_host(worktree)
+    await bash(host, "true")
+    supervisor = client.current()
+    assert supervisor is not None
+
+    def open_fds() -> int:
+        return len(os.listdir(f"/proc/{supervisor.pid}/fd"))
+
+    before = open_fds()
+    for _ in range(20):
+        result = await bash(host, "true")
+        assert result.metadata["exit"] == 0
+    await asyncio.sleep(0.2)  # the last one's hang-up reaches the supervisor's loop
+    assert open_fds() <= before + 2
+
+
 # ---------------------------------------------------------------- hidden sockets
 
 

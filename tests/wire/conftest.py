@@ -63,7 +63,8 @@ class WireClient(LanguageClient):
         super().__init__(converter_factory=plain_converter)
         register_lsp_features(self)
         self.asks: list[dict[str, Any]] = []
-        self.ask_reply: dict[str, Any] | None = {"reply": "once"}  # None: never answer
+        # None: never answer; a future: answer with its result once it has one
+        self.ask_reply: dict[str, Any] | asyncio.Future[dict[str, Any]] | None = {"reply": "once"}
         self.asked = asyncio.Event()
         self.prompts: list[types.ShowMessageRequestParams] = []
         self.prompt_choice: str | None = "Allow once"  # None: dismiss the prompt
@@ -75,6 +76,8 @@ class WireClient(LanguageClient):
             ls.asked.set()
             if ls.ask_reply is None:
                 await asyncio.Event().wait()  # never answers; only a cancel ends this
+            if isinstance(ls.ask_reply, asyncio.Future):  # answered when the test says
+                return await ls.ask_reply
             return ls.ask_reply  # type: ignore[return-value]
 
         @self.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)

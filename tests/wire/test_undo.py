@@ -210,6 +210,9 @@ async def test_an_undo_puts_back_the_later_turns_too_and_never_deletes_the_perso
         await ok(client, "bash", {"command": "echo later > a.txt"}, "t2")
         first, second = (await client.call("checkpoints/list", {}))["checkpoints"]
         assert (first["turnID"], second["turnID"]) == ("t1", "t2")
+        # Written during t1 by no tool of toolhost: offered for review when t1 ended
+        # (t2's start dates it exactly: never t2's), and the person keeps it.
+        assert await review_answered(client, first["id"]) == [], first
 
         result = await client.call("checkpoints/restore", {"id": first["id"]})
         assert sorted(result["restored"]) == ["a.txt", "made/deep/f"], result
@@ -219,6 +222,46 @@ async def test_an_undo_puts_back_the_later_turns_too_and_never_deletes_the_perso
     assert (root / "a.txt").read_text() == "alpha\n"  # the later turn's change, put back
     assert not (root / "made" / "deep" / "f").exists()
     assert mine.read_text() == "the person's new file\n"
+
+
+async def review_answered(client: WireClient, checkpoint: str) -> list[dict[str, Any]]:
+    """Once the person answered the review of ``checkpoint``'s outside changes: what is
+    still listed outside toolhost (what they kept is not)."""
+    for _ in range(400):
+        asked = [a for a in client.asks if a["metadata"].get("checkpoint") == checkpoint]
+        listed = (await client.call("checkpoints/list", {}))["checkpoints"]
+        (entry,) = [c for c in listed if c["id"] == checkpoint]
+        if asked and not entry["open"] and not entry["outside"]:
+            return list(entry["outside"])
+        await asyncio.sleep(0.025)
+    raise AssertionError(f"the review of {checkpoint} was not answered: {client.asks}")
+
+
+async def test_a_restore_leaves_a_file_the_person_is_still_being_asked_about(
+    tmp_path: Path,
+) -> None:
+    """Changes outside toolhost are offered for review when their turn ends; until the
+    person answers, an undo of the turn leaves them (it may be their own work)."""
+    root, _ = project(tmp_path)
+    async with connect(root, options=OPTIONS) as client:
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        client.ask_reply = answer  # the review stays open until the end
+        await ok(client, "bash", {"command": "echo agent > a.txt"}, "t1")
+        (root / "mine.txt").write_text("written beside the agent\n")
+        await ok(client, "bash", {"command": "echo later > b.txt"}, "t2")  # t1 ends
+        await asyncio.wait_for(client.asked.wait(), 10)
+        (first, _) = (await client.call("checkpoints/list", {}))["checkpoints"]
+        assert [f["path"] for f in first["outside"]] == ["mine.txt"]
+        result = await client.call("checkpoints/restore", {"id": first["id"]})
+        assert sorted(result["restored"]) == ["a.txt", "b.txt"], result
+        (skipped,) = result["skipped"]
+        assert skipped["path"] == "mine.txt" and "not answered the review" in skipped["reason"]
+        assert (root / "mine.txt").read_text() == "written beside the agent\n"
+        forced = await client.call(
+            "checkpoints/restore", {"id": first["id"], "force": ["mine.txt"]}
+        )
+        assert forced["restored"] == ["mine.txt"] and not (root / "mine.txt").exists()
+        answer.set_result({"reply": "once"})
 
 
 def objects(root: Path) -> set[str]:

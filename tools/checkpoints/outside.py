@@ -16,6 +16,13 @@ change (ctime) is after the turn began is not taken as it is: created in the tur
 birth time says so), it was absent at the start; otherwise what it held then is
 unknown, and it is listed without a copy.
 
+"After the turn began" is exact: a file's times lie between the coarse clock (up to a
+tick behind) and the wall clock at the change, so a change before the start is dated
+before it, and ``wait_for_file_clock`` holds the turn's start until the coarse clock has
+passed it, so a change after the start is dated after it. (A margin of a tick instead
+took a file the person wrote just before the next prompt for one the next turn made,
+and its undo deleted it.)
+
 A scan stats every file, so it runs at a turn's edges in a worker thread, never on a
 call's path (``bench/checkpoint_cost.py`` measures it).
 """
@@ -28,12 +35,15 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.checkpoints.store import Before, read_json, write_json
+from tools.checkpoints.store import Before, State, read_json, state_of, write_json
+from tools.checkpoints.summary import PathChange
 from tools.fsio.birth import born_ns
 from tools.fsio.rg import rg_path
 
@@ -41,6 +51,10 @@ MAX_FILE_BYTES = 1 << 20
 # What a file changed after its turn began held then is not known: a key no scan gives.
 UNKNOWN_AT_START = (-1, -1, -1, -1, "")
 _SCANNING = threading.Lock()  # one scan at a time: they share the index and the copies
+# Linux's CLOCK_REALTIME_COARSE (not named by Python's ``time``): the floor of every
+# file time it gives (fine-grained ones, since 6.13, are between it and the wall clock).
+_COARSE_CLOCK = 5 if sys.platform.startswith("linux") else None
+_TICK_AT_MOST_S = 0.02  # HZ=100 is 10 ms; a clock set back is not waited for
 
 # path -> (size, mtime_ns, inode, mode, sha256 of the kept copy or "")
 Index = dict[str, tuple[int, int, int, int, str]]
@@ -51,6 +65,9 @@ class Baseline:
     store: Path  # the worktree's checkpoint folder
     max_file_bytes: int = MAX_FILE_BYTES
     last: Index | None = None  # the last scan (else read from index.json)
+    # What the last scan holds is what the files held at this time (wall clock, ns) or
+    # before: a turn's first scan (its start), else the end of the scan; None: not known.
+    last_as_of_ns: int | None = None
 
     @property
     def folder(self) -> Path:
@@ -71,6 +88,10 @@ class Baseline:
 
     def _scan(self, worktree: Path, since_ns: int | None) -> Index:
         previous = self.last if self.last is not None else self.load()
+        # Its key clears a file changed in the turn of a change of metadata only if it
+        # was taken before the turn began (a previous turn's end scanned late was not).
+        as_of = self.last_as_of_ns if self.last is not None else None
+        trusted = since_ns is not None and as_of is not None and as_of <= since_ns
         index: Index = {}
         for path in list_files(worktree):
             try:
@@ -83,7 +104,7 @@ class Baseline:
             known = previous.get(path)
             changed_in_turn = since_ns is not None and info.st_ctime_ns >= since_ns
             # (a file whose key is the last scan's changed only in its metadata)
-            if changed_in_turn and (known is None or known[:4] != key):
+            if changed_in_turn and (known is None or not trusted or known[:4] != key):
                 born = born_ns(path)
                 if born is None or since_ns is None or born < since_ns:
                     index[path] = UNKNOWN_AT_START
@@ -99,7 +120,7 @@ class Baseline:
             index.update(_removed_in_turn(previous.keys() - index.keys(), since_ns))
         self.folder.mkdir(parents=True, exist_ok=True)  # an empty worktree kept no copy
         write_json(self.folder / "index.json", index, compact=True)
-        self.last = index
+        self.last, self.last_as_of_ns = index, since_ns if since_ns is not None else time.time_ns()
         return index
 
     def load(self) -> Index:
@@ -129,6 +150,16 @@ class Baseline:
         return sha
 
 
+def wait_for_file_clock(ns: int) -> None:
+    """Return once a file changed from now on carries a time of at least ``ns`` (wall
+    clock): at most a tick, once per turn. Elsewhere file times are fine-grained."""
+    if _COARSE_CLOCK is None:
+        return
+    deadline = time.monotonic() + _TICK_AT_MOST_S
+    while time.clock_gettime_ns(_COARSE_CLOCK) < ns and time.monotonic() < deadline:
+        time.sleep(0.0005)
+
+
 def _removed_in_turn(
     gone: Iterable[str], since_ns: int
 ) -> dict[str, tuple[int, int, int, int, str]]:
@@ -153,6 +184,38 @@ def changed(before: Index, after: Index) -> list[str]:
     """Paths whose file appeared, went away or changed between two scans."""
     paths = set(before) | set(after)
     return sorted(p for p in paths if (before.get(p) or ())[:4] != (after.get(p) or ())[:4])
+
+
+def found_in_turn(
+    start: Index, end: Index, baseline: Baseline, not_outside: Callable[[str, State], bool]
+) -> list[PathChange]:
+    """The files that changed between a turn's first scan and its ``end`` (a scan at its
+    end, or the next turn's first scan, which dates its edge exactly) that
+    ``not_outside`` does not claim (toolhost's own writes, the person's saves)."""
+    found = []
+    for path in changed(start, end):
+        if end.get(path) == UNKNOWN_AT_START:
+            continue  # changed after the edge: the next turn's, which lists it
+        now = _state_in(path, end)
+        if not_outside(path, now):
+            continue
+        before = before_of(path, start, baseline, 0) or Before(path, "unknown", 0)
+        found.append(PathChange(path, before, now, ["outside"], _action(before, now)))
+    return found
+
+
+def _action(before: Before, now: State) -> str:
+    if before.kind == "absent":
+        return "created"
+    return "deleted" if now.kind == "absent" else "modified"
+
+
+def _state_in(path: str, index: Index) -> State:
+    """What ``path`` held when ``index`` was taken (as it is now, when not known)."""
+    known = index.get(path)
+    if known is None:
+        return State("absent")
+    return State("file", known[4], known[3]) if known[4] else state_of(path)
 
 
 def before_of(path: str, before: Index, baseline: Baseline, t: int) -> Before | None:

@@ -42,6 +42,10 @@ from tools.checkpoints.summary import PathChange, merge
 log = logging.getLogger("toolhost.checkpoints")
 
 JOURNAL = "restore.json"
+UNANSWERED = (
+    "changed outside toolhost during the turn, and you have not answered the review of "
+    "it yet; left as it is (answer the review, or name it in force to put it back anyway)"
+)
 
 
 @dataclass
@@ -94,6 +98,27 @@ def plan(
             )
             continue
         result.ops.append(Op(path, before, after))
+    return result
+
+
+def plan_chain(
+    chain: list[Path],
+    store: Path,
+    roots: list[str],
+    held: dict[str, set[str]],
+    wanted: set[str] | None,
+    force: set[str],
+    saved_by_user: dict[str, set[str]],
+) -> Plan:
+    """``plan`` over a chain of checkpoints; ``held`` (checkpoint id -> paths): outside
+    changes still under review, left and reported; ``wanted``: only these paths."""
+    changes = chain_changes(chain, store, roots, leave=held)
+    waiting = set().union(*held.values()) - {c[0] for c in changes}
+    if wanted is not None:
+        changes = [c for c in changes if c[0] in wanted]
+        waiting &= wanted
+    result = plan(changes, store, force, saved_by_user)
+    result.skipped += [{"path": p, "reason": UNANSWERED} for p in sorted(waiting)]
     return result
 
 
@@ -247,27 +272,36 @@ def _recover_one(store: Path, folder: Path) -> list[str]:
 
 
 def chain_changes(
-    chain: list[Path], store: Path, roots: list[str], *, outside: bool = True
+    chain: list[Path], store: Path, roots: list[str], *, leave: dict[str, set[str]] | None = None
 ) -> list[tuple[str, Before, State]]:
     """(path, earliest before, latest after) over the checkpoints of ``chain`` (oldest
-    first), each from its summary (or merged now when it has none)."""
+    first), each from its summary (or merged now when it has none), outside changes
+    included but those ``leave`` names (checkpoint id -> paths)."""
     first: dict[str, Before] = {}
     last: dict[str, State] = {}
     for folder in chain:
-        for change in load_changes(folder, store, roots, outside=outside):
+        left = (leave or {}).get(folder.name, set())
+        for change in load_changes(folder, store, roots, outside=True, leave=left):
             first.setdefault(change.path, change.before)
             last[change.path] = change.after
     return [(path, before, last[path]) for path, before in first.items()]
 
 
 def load_changes(
-    folder: Path, store: Path, roots: list[str], *, outside: bool = True
+    folder: Path,
+    store: Path,
+    roots: list[str],
+    *,
+    outside: bool = True,
+    leave: frozenset[str] | set[str] = frozenset(),
 ) -> list[PathChange]:
-    """A checkpoint's changes (outside ones that can be undone too, with ``outside``)."""
+    """A checkpoint's changes (outside ones that can be undone too, with ``outside``,
+    but those in ``leave``)."""
     summary = read_json(folder / "summary.json")
     if not isinstance(summary, dict):
         return merge(folder, store, roots)
     found = [PathChange.from_json(f) for f in summary.get("files", [])]
     if outside:
-        found += [PathChange.from_json(f) for f in summary.get("outside", [])]
+        away = [PathChange.from_json(f) for f in summary.get("outside", [])]
+        found += [c for c in away if c.path not in leave]
     return [c for c in found if c.before.kind != "unknown"]

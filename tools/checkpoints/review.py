@@ -51,6 +51,8 @@ def files_of(checkpoints: Checkpoints, checkpoint_id: str) -> list[OutsideFile]:
             old_bytes, new_bytes = checkpoints.diff_texts(checkpoint_id, change.path)
         except (KeyError, OSError):
             continue
+        if old_bytes is None and new_bytes is None:
+            continue  # made and removed again (an undo came first): nothing to review
         before = decode(old_bytes).text if old_bytes is not None else None
         after = decode(new_bytes).text if new_bytes is not None else None
         diff = diff_texts(

@@ -18,6 +18,7 @@ in the worktree, and nothing touches the project's git.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
 import json
 import os
@@ -46,6 +47,25 @@ def worktree_folder(worktree: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         (folder / "worktree").write_text(real)
     return folder
+
+
+def session_of(checkpoint: Path) -> str | None:
+    meta = read_json(checkpoint / "meta.json")
+    return str(meta.get("sessionID")) if isinstance(meta, dict) else None
+
+
+def iso_time(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat(timespec="seconds")
+
+
+def missing_parents(path: Path) -> list[Path]:
+    """``path``'s folders that do not exist (nearest first)."""
+    missing = []
+    parent = path.parent
+    while parent != parent.parent and not os.path.lexists(parent):
+        missing.append(parent)
+        parent = parent.parent
+    return missing
 
 
 def digest_file(path: str | Path) -> str:

@@ -19,7 +19,6 @@ This is the API the editors' protocol (``checkpoints/*``), ``toolhost undo`` and
 from __future__ import annotations
 
 import contextlib
-import datetime
 import fcntl
 import itertools
 import logging
@@ -35,12 +34,13 @@ from typing import Any
 
 from tools.checkpoints import outside, restore, retention
 from tools.checkpoints.store import (
-    Before,
     Run,
     State,
     digest_file,
+    iso_time,
+    missing_parents,
     read_json,
-    state_of,
+    session_of,
     worktree_folder,
     write_json,
 )
@@ -51,7 +51,6 @@ log = logging.getLogger("toolhost.checkpoints")
 IDLE_SECONDS = 30.0
 MAX_AGE_DAYS = 14.0
 MAX_BYTES = 512 << 20
-CLOCK_TICK_NS = 10_000_000  # the longest a tick lasts (HZ=100)
 SINCE_AT_MOST = 60.0  # how far back a client's ``since`` may put a turn's start (s)
 _ids = itertools.count(1)
 
@@ -75,6 +74,7 @@ class Turn:
     head: str | None = None
     baseline: outside.Index | None = None
     since: float | None = None  # when the client's message began it (else ``started``)
+    started_ns: int = 0  # ``started`` to the nanosecond: the edge its scans date files by
     _scan: threading.Thread | None = None
     _runs: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -116,7 +116,7 @@ class Turn:
         """A file tool is about to change ``paths``: keep what they hold (blocking)."""
         run = Run(self.new_run(tool))
         for path in paths:
-            for missing in reversed(_missing_parents(path)):  # folders the change makes
+            for missing in reversed(missing_parents(path)):  # folders the change makes
                 run.keep(str(missing))
             run.keep(str(path))
 
@@ -148,6 +148,8 @@ class Checkpoints:
         self._writes: dict[str, set[str]] = {}  # path -> hashes toolhost's tools wrote
         self._lock = threading.RLock()
         self._baseline: outside.Baseline | None = None
+        self._ending: dict[str, list[threading.Thread]] = {}  # session -> ending turns
+        self._reviewing: set[str] = set()  # checkpoints whose outside review is open
         # Told (checkpoint id, session id) when a turn ends with changes made outside
         # toolhost, from a worker thread: the sidecar offers them for review.
         self.on_outside: Callable[[str, str], None] | None = None
@@ -218,9 +220,10 @@ class Checkpoints:
                     write_json(current.folder / "meta.json", current.meta())
                 return current
             previous = self._open.pop(session_id, None)
-            if previous is not None:
-                self._end_later(previous)
             turn = self._new(session_id, turn_id, title, client or self.client)
+            # Until a file changed from now on is dated after the start (a tick at most):
+            # what was written before it, even just before, is not the turn's (``outside``).
+            outside.wait_for_file_clock(turn.started_ns)
             if since is not None:
                 turn.since = min(turn.started, max(since, turn.started - SINCE_AT_MOST))
             self._open[session_id] = turn
@@ -230,12 +233,15 @@ class Checkpoints:
                     target=self._scan_start, args=(turn,), name="toolhost-scan", daemon=True
                 )
                 turn._scan.start()
+            if previous is not None:  # closed by this turn's first scan: the same edge
+                self._end_later(previous, turn)
             return turn
 
     def _new(self, session_id: str, turn_id: str, title: str, client: str, **kw: Any) -> Turn:
         checkpoint = new_checkpoint_id()
         folder = self.store / checkpoint
-        turn = Turn(checkpoint, turn_id, session_id, title, client, folder, time.time(), **kw)
+        ns = kw.setdefault("started_ns", time.time_ns())
+        turn = Turn(checkpoint, turn_id, session_id, title, client, folder, ns / 1e9, **kw)
         turn.head = git_head(self.worktree)
         turn._on_written = self.wrote
         turn._on_created = self._changed
@@ -246,10 +252,9 @@ class Checkpoints:
             self.on_changed()
 
     def _scan_start(self, turn: Turn) -> None:
-        # A file time comes from the kernel's coarse clock, up to a tick behind the
-        # wall clock: a change just after the turn began may carry a time just before.
-        began = turn.since if turn.since is not None else turn.started
-        since_ns = int(began * 1e9) - CLOCK_TICK_NS
+        # Exact at the turn's own start (``begin`` waited for the file clock); a client's
+        # ``since`` is not waited for: an agent acts on a prompt well after a tick.
+        since_ns = int(turn.since * 1e9) if turn.since is not None else turn.started_ns
         try:
             turn.baseline = self.baseline().scan(self.worktree, since_ns=since_ns)
         except Exception:  # the turn goes on; only its outside changes go unseen
@@ -281,22 +286,34 @@ class Checkpoints:
         for turn in turns:
             self._finalize(turn)
 
-    def _end_later(self, turn: Turn) -> None:
-        threading.Thread(target=self._finalize, args=(turn,), daemon=True).start()
+    def _end_later(self, turn: Turn, following: Turn) -> None:
+        ending = threading.Thread(target=self._finalize, args=(turn, True, following))
+        ending.daemon = True
+        self._ending.setdefault(turn.session_id, []).append(ending)
+        ending.start()
 
-    def _finalize(self, turn: Turn, *, offer: bool = True) -> None:
+    def _ended(self, session_id: str) -> None:
+        """Until the session's turns ended by the next one have their summaries."""
+        with self._lock:
+            ending = self._ending.pop(session_id, [])
+        for thread in ending:
+            if thread is not threading.current_thread():
+                thread.join()
+
+    def _finalize(self, turn: Turn, offer: bool = True, following: Turn | None = None) -> None:
         with self._store_lock():
             try:
-                self._summarize(turn, offer)
+                self._summarize(turn, offer, following)
             except Exception:
                 log.exception("the summary of checkpoint %s failed", turn.id)
             self.prune()
 
-    def _summarize(self, turn: Turn, offer: bool = True) -> None:
+    def _summarize(self, turn: Turn, offer: bool, following: Turn | None = None) -> None:
         store, roots = self.store, self.roots()
         changes = merge(turn.folder, store, roots)
         detach_links(changes, store)
-        found = self._outside(turn, {c.path for c in changes}) if self.watching_outside else []
+        ours = {c.path for c in changes}
+        found = self._outside(turn, ours, following) if self.watching_outside else []
         if not changes and not found and turn.kind == "turn":
             shutil.rmtree(turn.folder, ignore_errors=True)  # nothing changed: no checkpoint
             return
@@ -315,29 +332,37 @@ class Checkpoints:
         )
         self._changed()
         if found and offer and self.on_outside is not None:
+            with self._lock:  # a restore leaves them until the person has answered
+                self._reviewing.add(turn.id)
             self.on_outside(turn.id, turn.session_id)
 
-    def _outside(self, turn: Turn, ours: set[str]) -> list[PathChange]:
+    def _asked(self, checkpoint_id: str) -> set[str]:
+        if checkpoint_id not in self._reviewing:
+            return set()
+        return {c.path for c in self.outside_changes(checkpoint_id)}
+
+    def reviewed(self, checkpoint_id: str) -> None:
+        """The review of the checkpoint's outside changes is over (answered or not)."""
+        with self._lock:
+            self._reviewing.discard(checkpoint_id)
+
+    def _outside(self, turn: Turn, ours: set[str], following: Turn | None) -> list[PathChange]:
         if turn._scan is not None:
             turn._scan.join()
         if turn.baseline is None:
             return []
+        if following is not None and following._scan is not None:
+            following._scan.join()
+        edge = following.baseline if following is not None else None
         baseline = self.baseline()
-        after = baseline.scan(self.worktree)
-        found = []
-        for path in outside.changed(turn.baseline, after):
-            if path in ours:
-                continue
-            now = state_of(path)
-            if now.kind == "file" and self._by_person(path, now.sha):
-                continue
-            if self._by_toolhost(path, now):  # a restore or a review wrote it
-                continue
-            before = outside.before_of(path, turn.baseline, baseline, 0)
-            if before is None:
-                before = Before(path, "unknown", 0)
-            found.append(PathChange(path, before, now, ["outside"], _outside_action(before, now)))
-        return found
+        after = edge if edge is not None else baseline.scan(self.worktree)
+
+        def not_outside(path: str, now: State) -> bool:  # toolhost's, or the person's save
+            if path in ours or (now.kind == "file" and self._by_person(path, now.sha)):
+                return True
+            return self._by_toolhost(path, now)  # a restore or a review wrote it
+
+        return outside.found_in_turn(turn.baseline, after, baseline, not_outside)
 
     # ---------------------------------------------------------------- who wrote what
 
@@ -401,7 +426,7 @@ class Checkpoints:
                     "turnID": meta.get("turnID"),
                     "sessionID": meta.get("sessionID"),
                     "title": meta.get("title") or "",
-                    "time": _iso(float(meta.get("time", 0))),
+                    "time": iso_time(float(meta.get("time", 0))),
                     "client": meta.get("client") or "unknown",
                     "kind": meta.get("kind", "turn"),
                     "restores": meta.get("restores"),
@@ -497,16 +522,18 @@ class Checkpoints:
             raise KeyError(checkpoint_id)
         session = str(meta.get("sessionID"))
         self.end(session)  # its turn is over: what it did is fixed now
+        self._ended(session)
+        forced = {self._absolute(p) for p in force}
         with self._store_lock():
             chain = [
-                f for f in self._folders() if f.name >= checkpoint_id and _session(f) == session
+                f for f in self._folders() if f.name >= checkpoint_id and session_of(f) == session
             ]
-            changes = restore.chain_changes(chain, store, self.roots(), outside=True)
-            if paths is not None:
-                wanted = {self._absolute(p) for p in paths}
-                changes = [c for c in changes if c[0] in wanted]
-            forced = {self._absolute(p) for p in force}
-            plan = restore.plan(changes, store, forced, self._saved_by_person())
+            with self._lock:  # outside changes the person is still being asked about
+                held = {f.name: self._asked(f.name) - forced for f in chain}
+            wanted = None if paths is None else {self._absolute(p) for p in paths}
+            plan = restore.plan_chain(
+                chain, store, self.roots(), held, wanted, forced, self._saved_by_person()
+            )
             skipped = [{**s, "path": self.display(s["path"])} for s in plan.skipped]
             if dry_run or not plan.ops:
                 shown = [self.display(op.path) for op in restore.ordered(plan.ops)]
@@ -569,29 +596,3 @@ class Checkpoints:
             yield
         finally:
             os.close(fd)
-
-
-def _missing_parents(path: Path) -> list[Path]:
-    missing = []
-    parent = path.parent
-    while parent != parent.parent and not os.path.lexists(parent):
-        missing.append(parent)
-        parent = parent.parent
-    return missing
-
-
-def _session(folder: Path) -> str | None:
-    meta = read_json(folder / "meta.json")
-    return str(meta.get("sessionID")) if isinstance(meta, dict) else None
-
-
-def _iso(seconds: float) -> str:
-    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat(timespec="seconds")
-
-
-def _outside_action(before: Before, now: State) -> str:
-    if before.kind == "absent":
-        return "created"
-    if now.kind == "absent":
-        return "deleted"
-    return "modified"

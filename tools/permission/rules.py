@@ -131,6 +131,8 @@ def disabled_by_rules(permission: str, *rulesets: Iterable[Rule]) -> bool:
 
 
 def expand_home(pattern: str) -> str:
+    if not pattern.startswith(("~", "$HOME")):  # most: no need to look the home up
+        return pattern
     home = str(Path.home())
     if pattern == "~" or pattern == "$HOME":
         return home

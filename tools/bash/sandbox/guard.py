@@ -78,6 +78,7 @@ class _Call:
     kill: _Kill | None = None
     status: int | None = None  # set once the leader is reaped
     reported: bool = False
+    refused: list[dict[str, str]] = field(default_factory=list)  # kept from a closed watch
 
 
 @dataclass
@@ -260,6 +261,9 @@ class Guard:
         self.selector.unregister(watch.fileno())
         watch.close()
         self.watched.pop(call_id, None)
+        call = self.calls.get(call_id)
+        if call is not None:  # its exit is still to be reported, with what was refused
+            call.refused = watch.refused
         self._send({"op": "captured", "id": call_id})
 
     def _fork(
@@ -457,7 +461,7 @@ class Guard:
         if not leftovers:  # before the result: the project is as the command left it
             self.placeholders.release(call.id)
         watch = self.watched.get(call.id)
-        refused = watch.refused if watch is not None else []
+        refused = watch.refused if watch is not None else call.refused
         self._send({"op": "exited", "id": call.id, "status": call.status, "refused": refused})
         if not leftovers and call.tmpdir:
             shutil.rmtree(call.tmpdir, ignore_errors=True)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import select
 import struct
 from dataclasses import dataclass
 
@@ -268,6 +269,14 @@ class Listener:
         notif_id, pid, _flags, nr, _arch, _ip = struct.unpack_from("=QIIiIQ", self._notif.raw)
         args = struct.unpack_from("=6Q", self._notif.raw, 32)
         return Notification(notif_id, pid, nr, args)
+
+    def orphaned(self) -> bool:
+        """Whether no process uses the filter any more (the kernel says so by a hang-up
+        on the listener, which then stays readable: without this check a finished
+        command's listener would be served, and kept open, for ever)."""
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        return any(events & select.POLLHUP for _, events in poller.poll(0))
 
     def resume(self, notif_id: int) -> None:
         """Let the stopped call go on (a call killed meanwhile answers ENOENT: ignored)."""

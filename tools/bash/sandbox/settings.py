@@ -33,9 +33,11 @@ both with its own list.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import stat
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -262,13 +264,51 @@ def hidden_paths(configured: Sequence[str] | None) -> list[str]:
     runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
     patterns = DEFAULT_HIDDEN if configured is None else configured
     found: list[str] = []
+    listed: dict[str, list[str]] = {}
     for written in patterns:
         for pattern in _placeholders_filled(written):
             pattern = expand_home(pattern)
             if not os.path.isabs(pattern):
                 pattern = os.path.join(runtime, pattern)
-            found += sorted(glob.glob(pattern)) if _WILDCARDS & set(pattern) else [pattern]
+            found += _globbed(pattern, listed) if _WILDCARDS & set(pattern) else [pattern]
     return found
+
+
+# folder -> (its device, inode and mtime when listed, its names): every command's
+# policy looks in /tmp and the runtime folder for each pattern otherwise.
+_LISTED: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+# A folder changed this recently is listed afresh every time: a name made in the same
+# clock tick as the change before could leave its mtime as it was (racy-git's rule).
+_SETTLED_NS = 100_000_000
+
+
+def _globbed(pattern: str, listed: dict[str, list[str]]) -> list[str]:
+    """``glob(pattern)``; when only its last part has wildcards, from its folder's names
+    listed once per policy (``listed``) and kept while the folder's mtime stays (a name
+    made, removed or renamed there changes it)."""
+    folder, name = os.path.split(pattern)
+    if _WILDCARDS & set(folder):
+        return sorted(glob.glob(pattern))
+    if folder not in listed:
+        listed[folder] = _names_in(folder)
+    dotted = name.startswith(".")  # as glob: a wildcard does not match a leading dot
+    matched = fnmatch.filter(listed[folder], name)
+    return sorted(os.path.join(folder, n) for n in matched if dotted or n[0] != ".")
+
+
+def _names_in(folder: str) -> list[str]:
+    try:
+        info = os.stat(folder)
+        key = (info.st_dev, info.st_ino, info.st_mtime_ns)
+        kept = _LISTED.get(folder)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    if time.time_ns() - info.st_mtime_ns > _SETTLED_NS:
+        _LISTED[folder] = (key, names)
+    return names
 
 
 # Sockets a command may still reach: the journal (logging) and the name services
@@ -328,11 +368,13 @@ def _placeholders_filled(pattern: str) -> list[str]:
     import tempfile
 
     uid = os.getuid()
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = os.environ.get("USER", str(uid))
-    filled = pattern.replace("{uid}", str(uid)).replace("{user}", user)
+    filled = pattern.replace("{uid}", str(uid))
+    if "{user}" in filled:  # the user database only when asked for
+        try:
+            user = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            user = os.environ.get("USER", str(uid))
+        filled = filled.replace("{user}", user)
     if "{tmp}" not in filled:
         return [filled]
     temps = dict.fromkeys(("/tmp", tempfile.gettempdir()))

@@ -48,7 +48,7 @@ class Stops:
         except OSError:
             return False
         if notification is None:
-            return True
+            return not self.listener.orphaned()
         settled = False
         try:
             if self.recorder is not None:
