@@ -186,8 +186,9 @@ def test_a_turn_ended_by_the_next_is_closed_at_the_next_ones_start(
     (worktree / "later.txt").write_text("t2's agent, outside toolhost\n")
     reached.set()
     host.checkpoints.end("ses", "t2", offer=False)
-    for _ in range(400):  # t1's summary, written apart
-        if not any(e["open"] for e in host.checkpoints.entries()):
+    for _ in range(400):  # t1's summary, written apart (its entry may not exist yet)
+        entries = host.checkpoints.entries()
+        if {e["turnID"] for e in entries} >= {"t1", "t2"} and not any(e["open"] for e in entries):
             break
         time.sleep(0.025)
     outside_of = {
