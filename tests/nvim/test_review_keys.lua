@@ -219,6 +219,22 @@ T.test("e opens your file on the left and the proposal on the right, as the help
   finished(call)
 end)
 
+T.test("e on the review's header opens the first file's edit tab", function()
+  T.run_tool("read", { filePath = root .. "/edit.txt" })
+  local call =
+    start("edit", { filePath = root .. "/edit.txt", oldString = "alone", newString = "ALONE" })
+  wait_pending(1)
+  vim.cmd("Toolhost review")
+  vim.api.nvim_win_set_cursor(0, { 1, 0 }) -- on the header, above any file
+  T.eq(require("toolhost.review.view").here().file, nil, "no file under the cursor")
+  vim.api.nvim_feedkeys("e", "x", false)
+  T.contains(vim.api.nvim_buf_get_name(0), "toolhost://proposed/edit.txt", "the edit tab opened")
+  T.eq(vim.api.nvim_buf_get_lines(0, 0, -1, false), { "left", "ALONE" }, "the proposal")
+  vim.cmd("tabclose")
+  api.answer(api.pending()[1].id, { reply = "reject" })
+  finished(call)
+end)
+
 T.test("answering with every hunk named is accepting it all, and the model is told so", function()
   local path = root .. "/every.txt"
   T.run_tool("read", { filePath = path })

@@ -72,6 +72,8 @@ export class ServerManager implements vscode.Disposable {
   private clientDisposables: vscode.Disposable[] = [];
   private starting: Promise<LanguageClient | undefined> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
+  /** The start blocker last written to the log (said once while it holds). */
+  private blockedWarned: string | undefined;
   private missingNotified = false;
   private installing: Promise<LanguageClient | undefined> | undefined;
   private disposed = false;
@@ -181,10 +183,14 @@ export class ServerManager implements vscode.Disposable {
     }
     const blocked = this.options.blocked?.();
     if (blocked) {
-      traceWarn(blocked);
+      // Every start attempt meets the same block (one mv is several watcher events, and
+      // each API call tries to start): the log says it once, until it changes or lifts.
+      if (blocked !== this.blockedWarned) traceWarn(blocked);
+      this.blockedWarned = blocked;
       this.setState({ kind: 'blocked', message: blocked });
       return undefined;
     }
+    this.blockedWarned = undefined;
     this.setState({ kind: 'starting' });
     const command = await resolveServerCommand(this.options.context);
     if (!command) {

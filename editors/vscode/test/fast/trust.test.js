@@ -137,6 +137,30 @@ test('a tools folder moved back in (mv: one event, for the folder) stops the sid
   await assert.rejects(s.api.listTools(), /has its own tool code/);
 });
 
+test('a tools folder moved in, reported as the folder and its file, is warned about once', async () => {
+  await s.dispose();
+  stub.reset();
+  s = await activate({ trusted: false, files: { 'away/tools/back.py': '# moved back\n' } });
+  assert.ok((await s.api.listTools()).length > 0);
+  const channel = stub.outputChannels.filter((c) => c.name === 'toolhost').at(-1);
+  const from = channel.lines.length;
+  const watcher = stub.watchers.find((w) => w.pattern.pattern === '{.opencode,.opencode/**}');
+  fs.mkdirSync(s.file('.opencode'), { recursive: true });
+  fs.renameSync(s.file('away/tools'), s.file('.opencode/tools'));
+  watcher.created.fire(s.uri('.opencode/tools'));
+  watcher.created.fire(s.uri('.opencode/tools/back.py'));
+  await waitFor(
+    () =>
+      stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1).detail === 'off in Restricted Mode',
+    'the sidecar to stop',
+  );
+  await assert.rejects(s.api.listTools(), /has its own tool code/);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const lines = channel.lines.slice(from).join('\n');
+  const warned = lines.match(/has its own tool code/g) || [];
+  assert.equal(warned.length, 1, `one warning:\n${lines}`);
+});
+
 test('a tool file that appears in an untrusted folder stops the sidecar', async () => {
   await s.dispose();
   stub.reset();

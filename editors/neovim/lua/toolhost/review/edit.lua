@@ -9,11 +9,16 @@ local view = require("toolhost.review.view")
 
 local M = {}
 
----Opens the diff tab for the file under the cursor in the review window.
+---Opens the diff tab for the file under the cursor in the review window; on the
+---header (where :Toolhost review starts), for the review's first file.
 function M.edit()
   local review = queue.shown()
-  local file = view.here().file
-  if not review or not file then
+  if not review then
+    return
+  end
+  local file = view.here().file or review.files[1]
+  if not file then
+    vim.notify("toolhost: this review proposes no file to edit", vim.log.levels.INFO)
     return
   end
   if review.stale and review.stale[file] then
