@@ -79,4 +79,21 @@ T.test("with permissionAsk off, the sidecar falls back to Neovim's showMessageRe
   T.eq(seen[1].labels, { "Allow once", "Always allow: commands starting `echo`", "Reject" })
 end)
 
+T.test("a long message from the sidecar is one line that fits: no Press ENTER", function()
+  vim.o.columns = 80
+  notes = {}
+  local long = "toolhost: You did not allow writing to /tmp/outside-folder, so the command did not "
+    .. "run again. Its first run's changes stay: ran.txt (created), more.txt (changed)."
+  local show = require("toolhost.client").handlers()["window/showMessage"]
+  show(nil, { type = 2, message = long }, {})
+  T.eq(#notes, 1, "said once")
+  T.ok(vim.fn.strdisplaywidth(notes[1].message) < vim.o.columns, "fits: " .. notes[1].message)
+  T.contains(notes[1].message, "toolhost: You did not allow writing")
+  T.contains(notes[1].message, "(:Toolhost log)")
+  T.eq(notes[1].level, vim.log.levels.WARN, "a warning")
+  local short = "toolhost: installed."
+  show(nil, { type = 3, message = short }, {})
+  T.eq(notes[2].message, short, "a short one whole")
+end)
+
 T.run()

@@ -186,6 +186,13 @@ function M.handlers()
         data = { client_id = ctx.client_id },
       })
     end,
+    ["window/showMessage"] = function(_, params)
+      if type(params) == "table" and type(params.message) == "string" then
+        local level = ({ vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO })[params.type]
+        log.log(level or vim.log.levels.INFO, "sidecar: %s", params.message) -- whole, in the log
+        util.say(params.message, level)
+      end
+    end,
     ["window/logMessage"] = function(err, params, ctx)
       if type(params) == "table" and type(params.message) == "string" then
         -- LSP MessageType: 1 error, 2 warning, 3 info, 4 log.
