@@ -219,19 +219,26 @@ function M.is_toolhost(client)
   return client.name == "toolhost"
 end
 
----Says ``text`` on one line that fits the command line (the rest cut, with a pointer to
----`:Toolhost log`): a longer message would stop Neovim at "Press ENTER", which holds back
----every callback (an agent panel's result included) until a key is pressed.
+---``text`` cut to fit the command line, ending in ``tail`` when cut: a message longer
+---than the line stops Neovim at "Press ENTER", which eats a key and holds back every
+---callback (an agent panel's result included) until one is pressed.
+---@param text string
+---@param tail string
+---@return string
+function M.fit(text, tail)
+  local room = math.max(20, (vim.v.echospace or vim.o.columns) - 12)
+  if vim.fn.strdisplaywidth(text) <= room then
+    return text
+  end
+  return vim.fn.strcharpart(text, 0, room - vim.fn.strdisplaywidth(tail)) .. tail
+end
+
+---Says ``text`` on one line that fits, the rest left to `:Toolhost log`.
 ---@param text string
 ---@param level? integer vim.log.levels
 function M.say(text, level)
   local line = text:gsub("%s*\n%s*", " ")
-  local room = math.max(20, (vim.v.echospace or vim.o.columns) - 12)
-  if vim.fn.strdisplaywidth(line) > room then
-    local tail = "… (:Toolhost log)"
-    line = vim.fn.strcharpart(line, 0, room - vim.fn.strdisplaywidth(tail)) .. tail
-  end
-  vim.notify(line, level or vim.log.levels.INFO)
+  vim.notify(M.fit(line, "… (:Toolhost log)"), level or vim.log.levels.INFO)
 end
 
 return M

@@ -13,11 +13,7 @@ local M = {}
 ---One line, short enough never to cause a hit-enter prompt (which would eat a key).
 ---@param text string
 local function notify(text)
-  local room = math.max(20, (vim.v.echospace or vim.o.columns) - 12)
-  if #text > room then
-    text = text:sub(1, room - 1) .. "…"
-  end
-  vim.notify("toolhost: " .. text, vim.log.levels.WARN)
+  vim.notify("toolhost: " .. util.fit(text, "…"), vim.log.levels.WARN)
 end
 
 ---permission/ask: queue it, show it without taking the focus, wait for the answer.
