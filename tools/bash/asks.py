@@ -186,6 +186,11 @@ def _effects(analysis: Analysis, workdir: Path, strict: bool) -> Effects:
     return effects(analysis, workdir, os.environ, strict=strict, variables=analysis.variables)
 
 
+def _first_run_changes(changed: Sequence[PathChange], worktree: Path) -> list[dict[str, str]]:
+    """What a command's first run changed, as an ask's ``firstRun`` (for the person)."""
+    return [{"path": relative(Path(c.path), worktree), "action": c.action} for c in changed]
+
+
 async def allow_writing(
     directories: list[str],
     command: str,
@@ -209,10 +214,7 @@ async def allow_writing(
                 "directories": directories,
                 "sandbox": "write",
                 "rerun": True,
-                "firstRun": [
-                    {"path": relative(Path(c.path), ctx.worktree), "action": c.action}
-                    for c in changed
-                ],
+                "firstRun": _first_run_changes(changed, ctx.worktree),
             },
             title=f"Allow writing to {shown} for this command? It will run again{rest}",
             force=True,
@@ -245,10 +247,7 @@ async def allow_repositories(
                 "directories": folders,
                 "sandbox": "repository",
                 "rerun": True,
-                "firstRun": [
-                    {"path": relative(Path(c.path), ctx.worktree), "action": c.action}
-                    for c in changed
-                ],
+                "firstRun": _first_run_changes(changed, ctx.worktree),
             },
             title=(
                 f"Allow this command to make a git repository in {shown}? Git outside the "
