@@ -137,13 +137,9 @@ def test_a_change_made_before_the_first_scan_reached_it_is_still_found(
     }
 
 
-def test_what_was_written_just_before_a_turn_began_is_not_the_turns(
-    worktree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A file the person writes just before the next prompt (within a clock tick) stays
-    theirs, even when the turn's first scan reaches it late: taken for one the turn
-    made, the turn's undo deleted it. What the turn writes right away is still its."""
-    host = ToolHost(worktree, track_outside=True)
+def hold_listings(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Every scan's listing of the worktree waits (at most 10 s) until the event is set:
+    a scan that reaches the folder late, as under load."""
     listing = outside.list_files
     reached = threading.Event()
 
@@ -152,6 +148,17 @@ def test_what_was_written_just_before_a_turn_began_is_not_the_turns(
         return listing(folder)
 
     monkeypatch.setattr(outside, "list_files", late_listing)
+    return reached
+
+
+def test_what_was_written_just_before_a_turn_began_is_not_the_turns(
+    worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the person writes just before the next prompt (within a clock tick) stays
+    theirs, even when the turn's first scan reaches it late: taken for one the turn
+    made, the turn's undo deleted it. What the turn writes right away is still its."""
+    host = ToolHost(worktree, track_outside=True)
+    reached = hold_listings(monkeypatch)
     (worktree / "mine.txt").write_text("the person's, just before the prompt\n")
     turn = host.checkpoints.begin("ses", "t1", "")
     (worktree / "made.txt").write_text("the agent's own tool, at once\n")
@@ -174,14 +181,7 @@ def test_a_turn_ended_by_the_next_is_closed_at_the_next_ones_start(
     assert first._scan is not None
     first._scan.join()
     (worktree / "mine.txt").write_text("during t1, outside toolhost\n")
-    listing = outside.list_files
-    reached = threading.Event()
-
-    def late_listing(folder: Path) -> list[str]:
-        reached.wait(10)
-        return listing(folder)
-
-    monkeypatch.setattr(outside, "list_files", late_listing)
+    reached = hold_listings(monkeypatch)
     host.checkpoints.begin("ses", "t2", "")  # t1 ends: its summary is written apart
     (worktree / "later.txt").write_text("t2's agent, outside toolhost\n")
     reached.set()
