@@ -50,15 +50,20 @@ def ensure(name: str, *packages: str, marker: str) -> Path:
     return folder
 
 
+def _command(folder_name: str, package: str, version: str, command: str) -> Path:
+    """``command`` of npm ``package`` at ``version``, installed into ``folder_name``."""
+    folder = ensure(
+        folder_name, f"{package}@{version}", marker=f"node_modules/{package}/package.json"
+    )
+    binary = folder / "node_modules" / ".bin" / command
+    if not binary.exists():
+        raise Unavailable(f"{package} installed, but {binary} is missing")
+    return binary
+
+
 def opencode() -> Path:
     """OpenCode 1.18.33's binary (npm ``opencode-ai``; about 350 MB)."""
-    folder = ensure(
-        "opencode-1.18.33", "opencode-ai@1.18.33", marker="node_modules/opencode-ai/package.json"
-    )
-    binary = folder / "node_modules" / ".bin" / "opencode"
-    if not binary.exists():
-        raise Unavailable(f"opencode-ai installed, but {binary} is missing")
-    return binary
+    return _command("opencode-1.18.33", "opencode-ai", "1.18.33", "opencode")
 
 
 def filesystem_server() -> Path:
@@ -74,23 +79,9 @@ def filesystem_server() -> Path:
 def sandbox_runtime() -> Path:
     """Claude Code's sandbox-runtime ``srt`` 0.0.83 (npm; Node.js 22 or bubblewrap's
     helpers: ``bwrap``, ``socat`` and ``rg`` must be on PATH to run it)."""
-    folder = ensure(
-        "sandbox-runtime-0.0.83",
-        "@anthropic-ai/sandbox-runtime@0.0.83",
-        marker="node_modules/@anthropic-ai/sandbox-runtime/package.json",
-    )
-    binary = folder / "node_modules" / ".bin" / "srt"
-    if not binary.exists():
-        raise Unavailable(f"@anthropic-ai/sandbox-runtime installed, but {binary} is missing")
-    return binary
+    return _command("sandbox-runtime-0.0.83", "@anthropic-ai/sandbox-runtime", "0.0.83", "srt")
 
 
 def codex() -> Path:
     """Codex CLI 0.171.0 (npm ``@openai/codex``; its native binary for this platform)."""
-    folder = ensure(
-        "codex-0.171.0", "@openai/codex@0.171.0", marker="node_modules/@openai/codex/package.json"
-    )
-    binary = folder / "node_modules" / ".bin" / "codex"
-    if not binary.exists():
-        raise Unavailable(f"@openai/codex installed, but {binary} is missing")
-    return binary
+    return _command("codex-0.171.0", "@openai/codex", "0.171.0", "codex")
