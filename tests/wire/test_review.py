@@ -221,6 +221,17 @@ async def test_an_overlap_with_unsaved_work_offers_the_choices(
         assert "applied in the editor only" in result["output"]
 
 
+async def typed_in_unsaved(editor: FakeEditor, path: Path) -> str:
+    """``path`` read by the agent, then changed by the user in the editor and not saved
+    ("two" → "two typed"); an edit of that line overlaps their unsaved change. Its URI."""
+    path.write_text("one\ntwo\nthree\nfour\n")
+    uri = await editor.open(path)
+    await read(editor, path)
+    editor.type(path, "one\ntwo typed\nthree\nfour\n")
+    await editor.call("tools/list", {})  # the sidecar has seen the typing
+    return uri
+
+
 async def test_save_saves_the_buffer_as_it_stands_not_as_it_was_asked_about(
     editor: FakeEditor, root: Path
 ) -> None:
@@ -230,11 +241,7 @@ async def test_save_saves_the_buffer_as_it_stands_not_as_it_was_asked_about(
     went out would put some of their unsaved work on disk and leave the rest unsaved
     (the VS Code property test found it: "the user's unsaved u179 reached the disk")."""
     path = root / "overlap-typed-since.txt"
-    path.write_text("one\ntwo\nthree\nfour\n")
-    uri = await editor.open(path)
-    await read(editor, path)
-    editor.type(path, "one\ntwo typed\nthree\nfour\n")
-    await editor.call("tools/list", {})
+    uri = await typed_in_unsaved(editor, path)
     editor.on_ask = lambda: editor.type(path, "one\ntwo typed\nthree\nfour typed later\n")
     editor.ask_reply = {"reply": "once", "unsaved": "save"}
 
@@ -252,11 +259,7 @@ async def test_save_without_the_editors_save_writes_the_buffer_as_it_stands(
     it stands (the user typed nothing after the change landed); never a snapshot from
     the ask that misses what they typed since."""
     path = root / "overlap-not-saved.txt"
-    path.write_text("one\ntwo\nthree\nfour\n")
-    uri = await editor.open(path)
-    await read(editor, path)
-    editor.type(path, "one\ntwo typed\nthree\nfour\n")
-    await editor.call("tools/list", {})
+    uri = await typed_in_unsaved(editor, path)
     editor.on_ask = lambda: editor.type(path, "one\ntwo typed\nthree\nfour typed later\n")
     editor.ask_reply = {"reply": "once", "unsaved": "save"}
     editor.saves = False
@@ -271,11 +274,7 @@ async def test_save_writes_nothing_when_the_user_typed_on_and_the_editor_did_not
     editor: FakeEditor, root: Path
 ) -> None:
     path = root / "overlap-typed-on.txt"
-    path.write_text("one\ntwo\nthree\nfour\n")
-    uri = await editor.open(path)
-    await read(editor, path)
-    editor.type(path, "one\ntwo typed\nthree\nfour\n")
-    await editor.call("tools/list", {})
+    uri = await typed_in_unsaved(editor, path)
     editor.ask_reply = {"reply": "once", "unsaved": "save"}
     editor.saves = False
     editor.on_save = lambda: editor.type(path, "one\n2\nthree\nfour typed on\n")
