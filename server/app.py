@@ -51,9 +51,18 @@ def create_server() -> ToolhostServer:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: ToolhostServer, params: types.InitializedParams) -> None:
         """LSP handler for initialized: load the tools while the client settles."""
-        _ = ls.state
-        if ls.attach is not None:
-            await ls.attach.start()
+        state = ls.state
+        if ls.attachable:
+            # The socket ``toolhost mcp`` attaches through opens once the first calls,
+            # which wait for the same load, are answered: nothing needs it sooner, and
+            # its imports and lock file would otherwise come before their answers.
+            await state.ready()
+            await asyncio.sleep(0)
+            if ls.attachable:  # not closed in the meantime
+                from server.attach.listener import AttachListener
+
+                ls.attach = AttachListener(ls)
+                await ls.attach.start()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: ToolhostServer, params: Any) -> None:
@@ -139,14 +148,15 @@ def create_server() -> ToolhostServer:
 
 
 async def serve_stdio(server: ToolhostServer) -> None:
-    from server.attach.listener import AttachListener
     from server.stdio import open_stdio, private_stdio
 
     stdin, stdout = private_stdio()
-    server.attach = AttachListener(server)
+    server.attachable = True  # the listener starts after initialized (see there)
     reader, writer = await open_stdio(stdin, stdout, server.protocol)
     await reader.closed
-    server.attach.close()
+    server.attachable = False
+    if server.attach is not None:
+        server.attach.close()
     await server.protocol.wind_down(WIND_DOWN_SECONDS)
     server.stop_state()
     await writer.drain()

@@ -53,7 +53,9 @@ class ToolhostServer(LanguageServer):
         self.lock: LockKeeper | None = None
         # toolhost serve --trusted: the person who started it trusts the folder.
         self.trusted_by_cli = False
-        # Over stdio: the socket ``toolhost mcp`` attaches through (server.attach).
+        # Over stdio: the socket ``toolhost mcp`` attaches through (server.attach), once
+        # the tools are loaded while ``attachable``.
+        self.attachable = False
         self.attach: Attachable | None = None
 
     def on_initialize(self, params: types.InitializeParams) -> None:

@@ -163,8 +163,10 @@ class ServerState:
     # -- loading --------------------------------------------------------------
 
     async def _load(self) -> None:
-        # A change a killed sidecar left half done is undone before any call runs.
-        for line in await in_daemon_thread(recover_interrupted_changes):
+        # One worker thread for the three steps: every thread start is a wait of the
+        # loop's, and the first calls wait for all three anyway.
+        recovered, loaded = await in_daemon_thread(self._first_load)
+        for line in recovered:
             log.warning("recovery: %s", line)
             if self._server is not None:
                 self._server.window_show_message(
@@ -172,9 +174,6 @@ class ServerState:
                         type=types.MessageType.Warning, message=f"toolhost: {line}"
                     )
                 )
-        config = in_daemon_thread(self._read_config)
-        custom = in_daemon_thread(self._reload_custom)
-        loaded, _ = await asyncio.gather(config, custom)
         # What this start loaded is what the person opened; from now on, a change that
         # loosens anything (or new tool code) waits for their yes.
         self.host.custom.hold_changes()
@@ -206,6 +205,14 @@ class ServerState:
     async def reload_config(self) -> None:
         """Read the config files again now (after toolhost itself changed one)."""
         await self._changed({CONFIG})
+
+    def _first_load(self) -> tuple[list[str], LoadedConfig]:
+        """Blocking: what a killed sidecar left half done undone (before any call runs),
+        then the config files read and the custom tools loaded."""
+        recovered = recover_interrupted_changes()
+        loaded = self._read_config()
+        self._reload_custom()
+        return recovered, loaded
 
     def _read_config(self) -> LoadedConfig:
         return read_config(self.host.worktree, self.options.raw_config, trusted=self.trust.trusted)
