@@ -9,6 +9,7 @@ an editor gets its ``initialize`` answer as fast as from a bare pygls server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from server.sidecar import ToolhostServer
+from server.sidecar import ToolhostServer, settle_memory
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -52,17 +53,18 @@ def create_server() -> ToolhostServer:
     async def initialized(ls: ToolhostServer, params: types.InitializedParams) -> None:
         """LSP handler for initialized: load the tools while the client settles."""
         state = ls.state
-        if ls.attachable:
-            # The socket ``toolhost mcp`` attaches through opens once the first calls,
-            # which wait for the same load, are answered: nothing needs it sooner, and
-            # its imports and lock file would otherwise come before their answers.
+        # What can wait does, until the first calls (which wait for the same load) are
+        # answered: nothing needs it sooner, and it would otherwise come before them.
+        with contextlib.suppress(Exception):  # a failed load is the calls' to report
             await state.ready()
-            await asyncio.sleep(0)
-            if ls.attachable:  # not closed in the meantime
-                from server.attach.listener import AttachListener
+        await asyncio.sleep(0)  # the calls the load woke run first
+        if ls.owns_process:
+            settle_memory()
+        if ls.attachable:  # the socket ``toolhost mcp`` attaches through, unless closed
+            from server.attach.listener import AttachListener
 
-                ls.attach = AttachListener(ls)
-                await ls.attach.start()
+            ls.attach = AttachListener(ls)
+            await ls.attach.start()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: ToolhostServer, params: Any) -> None:

@@ -221,7 +221,8 @@ def serve(args: argparse.Namespace) -> int:
 
     # Start-up allocates several hundred thousand long-lived objects (lsprotocol's
     # types); collecting garbage among them only delays the initialize answer.
-    # server.sidecar.settle_memory turns collection back on once the tools are loaded.
+    # server.sidecar.settle_memory turns collection back on once the tools are loaded
+    # and the first calls answered.
     gc.disable()
     from server.logs import setup_logging
 

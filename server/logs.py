@@ -10,7 +10,7 @@ import asyncio
 import logging
 import sys
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -53,10 +53,8 @@ class ClientLogHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if self.server.initialize_params is None or self.server.protocol.writer is None:
             return
-        try:
-            params = types.LogMessageParams(
-                type=_message_type(record.levelno), message=self.format(record)
-            )
+        try:  # plain JSON: see ToolhostProtocol.notify
+            params = {"type": _message_type(record.levelno).value, "message": self.format(record)}
         except Exception:
             self.handleError(record)
             return
@@ -65,7 +63,7 @@ class ClientLogHandler(logging.Handler):
         elif not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self._send, params)
 
-    def _send(self, params: types.LogMessageParams) -> None:
+    def _send(self, params: dict[str, Any]) -> None:
         if self._sending:  # a failure to send is itself logged: do not loop
             return
         self._sending = True

@@ -378,6 +378,15 @@ class ToolhostProtocol(LanguageServerProtocol):
 
     # -- requests to the client -----------------------------------------------
 
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """pygls's, but plain JSON params (a dict) go out as they are: building and
+        unstructuring a message object generates its converter code on first use (a
+        few ms, for each kind of notification, at start-up)."""
+        if isinstance(params, dict):
+            self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+            return
+        super().notify(method, params)
+
     def send_request(
         self, method: str, params: Any = None, callback: Any = None, msg_id: Any = None
     ) -> Future[Any]:

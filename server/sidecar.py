@@ -79,8 +79,6 @@ class ToolhostServer(LanguageServer):
             )
             info = self.initialize_params.client_info
             self._state.host.checkpoints.client = info.name if info else "unknown"
-            if self.owns_process:
-                settle_memory()
             # Config files and custom tools load in the background (tools/* wait for it);
             # problems are shown then.
             self._state.start(self)
@@ -126,8 +124,9 @@ def settle_memory() -> None:
     """Keep what start-up (or loading the tools) allocated out of later collections.
 
     ``toolhost serve`` starts with garbage collection off (server.cli); it is turned
-    on here, once the tool framework is loaded (on ``initialized`` or the first tools
-    request): collecting among the objects of those imports would only slow them.
+    on here, once the tool framework is loaded and the first calls are answered (the
+    ``initialized`` handler, ``server.app``): collecting among the objects of those
+    imports would only slow them.
     """
     gc.freeze()
     gc.enable()
