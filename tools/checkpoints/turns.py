@@ -23,7 +23,6 @@ import fcntl
 import itertools
 import logging
 import os
-import secrets
 import shutil
 import threading
 import time
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.checkpoints import outside, restore, retention
+from tools.checkpoints import outside
 from tools.checkpoints.store import (
     Run,
     State,
@@ -56,7 +55,7 @@ _ids = itertools.count(1)
 
 
 def new_checkpoint_id() -> str:
-    return f"chk_{time.time_ns():x}{secrets.token_hex(3)}"
+    return f"chk_{time.time_ns():x}{os.urandom(3).hex()}"  # secrets.token_hex, without hmac
 
 
 @dataclass
@@ -516,6 +515,8 @@ class Checkpoints:
         """Put back what ``checkpoint_id`` and the later checkpoints of its session
         changed: ``{restored, skipped: [{path, reason}], undoID}`` (paths as shown).
         ``paths``: only these (the after-the-fact review's undo of some files)."""
+        from tools.checkpoints import restore  # imported when a person undoes a turn
+
         store = self.store
         meta = read_json(store / checkpoint_id / "meta.json")
         if not isinstance(meta, dict):
@@ -583,6 +584,8 @@ class Checkpoints:
 
     def prune(self, now: float | None = None) -> list[str]:
         """Old and oversized checkpoints removed (``tools.checkpoints.retention``)."""
+        from tools.checkpoints import retention  # at a turn's end, never on a call's path
+
         limits = retention.Limits(self.max_age_days, self.max_bytes, frozenset(self._sessions))
         return retention.prune(self._folders(), limits, self.baseline(), now)
 
