@@ -13,7 +13,6 @@ from typing import Any
 
 from tools.config.effective import NETWORK_LISTS, NetworkLists
 from tools.config.errors import ConfigError, KeyPath, show
-from tools.network.patterns import BadHost, parse_pattern
 
 Network = str | NetworkLists
 
@@ -59,6 +58,10 @@ def pattern_problem(item: Any) -> str | None:
         return (
             f"expected a domain such as pypi.org, *.npmjs.org or github.com:443, got {show(item)}"
         )
+    # Imported when a config lists domains: the start of a sidecar without lists needs
+    # none of it (two dataclasses, the parser).
+    from tools.network.patterns import BadHost, parse_pattern
+
     try:
         parse_pattern(item)
     except BadHost as error:
