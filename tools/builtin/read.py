@@ -37,6 +37,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -188,21 +189,26 @@ def _file_result(
     )
 
 
-# "\n<n>: " for the line numbers of the first pages, built once (about 250 KB):
-# numbering a 2000-line page is then two slice assignments and one C-level join
+# "\n<n>: " for the line numbers of the first pages, built on the first long page (about
+# 250 KB, half a millisecond: not at import, which the first call of a sidecar waits
+# for): numbering a 2000-line page is then two slice assignments and one C-level join
 # instead of 2000 string formats.
-_PREFIXES = [f"\n{n}: " for n in range(4097)]
+_PREFIXED = 4097
+_SHORT_PAGE = 64  # lines: formatted one by one, as fast for so few
+
+
+@cache
+def _prefixes() -> list[str]:
+    return [f"\n{n}: " for n in range(_PREFIXED)]
 
 
 def _numbered(offset: int, lines: list[str]) -> str:
     """``<n>: <line>`` for each line, joined by newlines."""
     stop = offset + len(lines)
-    if stop > len(_PREFIXES):
+    if stop > _PREFIXED or len(lines) <= _SHORT_PAGE:
         return "\n".join(map("{}: {}".format, range(offset, stop), lines))
-    if not lines:
-        return ""
     parts = lines * 2  # the right length; every other item is replaced by a prefix
-    parts[0::2] = _PREFIXES[offset:stop]
+    parts[0::2] = _prefixes()[offset:stop]
     parts[1::2] = lines
     parts[0] = f"{offset}: "  # the first line has no newline before it
     return "".join(parts)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -97,6 +96,7 @@ class Ripgrep:
 
     async def __aenter__(self) -> Ripgrep:
         import asyncio  # here, not at the top: `toolhost list` never runs rg
+        import tempfile  # nor does a sidecar's first read (the checkpoints import rg_path)
 
         binary = rg_path()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
