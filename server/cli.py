@@ -26,13 +26,15 @@ failed, 2 bad usage.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    import argparse
 
 LOOPBACK = "127.0.0.1"
 USAGE_ERROR = 2
@@ -45,6 +47,8 @@ def parse_address(value: str) -> tuple[str, int]:
         host, port = "", value
     host = host.strip("[]") or LOOPBACK
     if not port.isdigit() or int(port) > 65535:
+        import argparse
+
         raise argparse.ArgumentTypeError(f"expected HOST:PORT with a port number, got {value!r}")
     return host, int(port)
 
@@ -71,6 +75,8 @@ _OWN_MODULE_COMMANDS = {
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """Every command, with the options of the one ``argv`` runs: the others' are never
     parsed, and argparse builds a help formatter for each option it is given."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="toolhost",
         description="OpenCode's agent tools as an editor sidecar.",
@@ -107,6 +113,8 @@ def _help_formatter(prog: str) -> argparse.HelpFormatter:
         except (AttributeError, ValueError, OSError):
             columns = 0
         columns = columns or 80
+    import argparse
+
     return argparse.HelpFormatter(prog, width=columns - 2)
 
 
@@ -185,10 +193,35 @@ def _trusted_flag(command: argparse.ArgumentParser) -> None:
     )
 
 
+# What editors run (vscode-languageclient appends --stdio): ``serve`` with its defaults.
+_PLAIN_SERVE = {("serve",): False, ("serve", "--stdio"): True}
+
+
+def plain_serve(argv: Sequence[str]) -> argparse.Namespace | None:
+    """What the parser makes of ``argv`` when it is a plain ``serve``, without building it:
+    argparse's import and the parser were ~5 ms of every editor's start (issue 29).
+    tests/wire/test_cli_usage.py holds it to the parser's answer."""
+    stdio = _PLAIN_SERVE.get(tuple(argv))
+    if stdio is None:
+        return None
+    from types import SimpleNamespace
+
+    parsed = SimpleNamespace(
+        command="serve",
+        stdio=stdio,
+        tcp=None,
+        ws=None,
+        allow_origin=[],
+        log_level="info",
+        trusted=False,
+    )
+    return cast("argparse.Namespace", parsed)
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
-    args = build_parser(argv).parse_args(argv)
+    args = plain_serve(argv) or build_parser(argv).parse_args(argv)
     if args.command == "serve":
         return serve(args)
     if args.command == "list":

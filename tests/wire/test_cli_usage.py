@@ -112,3 +112,19 @@ async def test_exit_without_shutdown_is_status_1(root: Path, tmp_path: Path) -> 
     async with raw_session(root, tmp_path / "data") as (proc, client):
         client.send(method="exit")
         assert await asyncio.wait_for(proc.wait(), SECONDS) == 1
+
+
+@pytest.mark.parametrize("argv", [["serve"], ["serve", "--stdio"]])
+def test_a_plain_serve_skips_the_parser_and_gets_its_answer(argv: list[str]) -> None:
+    # An editor's start does not build the parser (issue 29); what it gets must be what the
+    # parser would have made of the same words, or an option added to serve goes unseen.
+    from server.cli import build_parser, plain_serve
+
+    assert vars(plain_serve(argv)) == vars(build_parser(argv).parse_args(argv))
+
+
+def test_serve_with_an_option_still_goes_through_the_parser() -> None:
+    from server.cli import plain_serve
+
+    assert plain_serve(["serve", "--trusted"]) is None
+    assert plain_serve(["serve", "--stdio", "--log-level", "debug"]) is None
