@@ -517,14 +517,13 @@ class Checkpoints:
         ``paths``: only these (the after-the-fact review's undo of some files)."""
         from tools.checkpoints import restore  # imported when a person undoes a turn
 
-        store = self.store
+        store, forced = self.store, {self._absolute(p) for p in force}
         meta = read_json(store / checkpoint_id / "meta.json")
         if not isinstance(meta, dict):
             raise KeyError(checkpoint_id)
         session = str(meta.get("sessionID"))
         self.end(session)  # its turn is over: what it did is fixed now
         self._ended(session)
-        forced = {self._absolute(p) for p in force}
         with self._store_lock():
             chain = [
                 f for f in self._folders() if f.name >= checkpoint_id and session_of(f) == session
@@ -584,10 +583,10 @@ class Checkpoints:
 
     def prune(self, now: float | None = None) -> list[str]:
         """Old and oversized checkpoints removed (``tools.checkpoints.retention``)."""
-        from tools.checkpoints import retention  # at a turn's end, never on a call's path
+        from tools.checkpoints.retention import Limits, prune  # at a turn's end, never sooner
 
-        limits = retention.Limits(self.max_age_days, self.max_bytes, frozenset(self._sessions))
-        return retention.prune(self._folders(), limits, self.baseline(), now)
+        limits = Limits(self.max_age_days, self.max_bytes, frozenset(self._sessions))
+        return prune(self._folders(), limits, self.baseline(), now)
 
     @contextlib.contextmanager
     def _store_lock(self) -> Any:
