@@ -56,6 +56,8 @@ from pygls.protocol.json_rpc import (
     JsonRPCResponseMessage,
 )
 
+from server import initialize
+
 log = logging.getLogger("toolhost.protocol")
 
 PROTOCOL_VERSION = 1
@@ -432,13 +434,13 @@ class ToolhostProtocol(LanguageServerProtocol):
     # -- lifecycle ------------------------------------------------------------
 
     @lsp_method(types.INITIALIZE)
-    def lsp_initialize(
+    def lsp_initialize(  # type: ignore[override]  # the result as JSON, sent as it is
         self, params: types.InitializeParams
-    ) -> Generator[Any, Any, types.InitializeResult]:
+    ) -> Generator[Any, Any, dict[str, Any]]:
         self._initialize_seen = True
-        result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"toolhost": {"protocol": PROTOCOL_VERSION}}
-        return result
+        # pygls's own step, the answer written without cattrs (server.initialize).
+        experimental = {"toolhost": {"protocol": PROTOCOL_VERSION}}
+        return (yield from initialize.answer(self, params, experimental))
 
 
 _STARTING = object()  # in the request map while an eager call takes its first step
