@@ -28,6 +28,8 @@ log = logging.getLogger("toolhost.server")
 # How long running calls may take to finish once the client has closed our input.
 WIND_DOWN_SECONDS = 10.0
 GC_FALLBACK_SECONDS = 30.0
+# The attach socket opens then at the latest, even while the first load runs on.
+DEFERRED_AT_MOST_SECONDS = 1.0
 
 
 def _handlers() -> ModuleType:
@@ -54,9 +56,10 @@ def create_server() -> ToolhostServer:
         """LSP handler for initialized: load the tools while the client settles."""
         state = ls.state
         # What can wait does, until the first calls (which wait for the same load) are
-        # answered: nothing needs it sooner, and it would otherwise come before them.
-        with contextlib.suppress(Exception):  # a failed load is the calls' to report
-            await state.ready()
+        # answered: nothing needs it sooner, and it would otherwise come before them. A
+        # load that runs on (npm for custom tools) or fails is the calls' to report.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(state.ready(), DEFERRED_AT_MOST_SECONDS)
         await asyncio.sleep(0)  # the calls the load woke run first
         if ls.owns_process:
             settle_memory()
