@@ -61,13 +61,13 @@ def create_server() -> ToolhostServer:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(state.ready(), DEFERRED_AT_MOST_SECONDS)
         await asyncio.sleep(0)  # the calls the load woke run first
-        if ls.owns_process:
-            settle_memory()
         if ls.attachable:  # the socket ``toolhost mcp`` attaches through, unless closed
             from server.attach.listener import AttachListener
 
             ls.attach = AttachListener(ls)
             await ls.attach.start()
+        if ls.owns_process:  # last: what the listener imported is kept out of collections too
+            settle_memory()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: ToolhostServer, params: Any) -> None:
