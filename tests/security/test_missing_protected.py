@@ -168,3 +168,14 @@ def test_a_placeholder_someone_filled_is_left_alone(tmp_path: Path) -> None:
     assert folder.exists() and not commondir.exists()  # still used by call 2
     places.release(2)
     assert (folder / "settings.json").exists()  # not empty: theirs now
+
+
+async def test_without_user_namespaces_the_guard_still_refuses_the_name(
+    worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No mount namespace, so no placeholder could be bound: the guard alone holds."""
+    monkeypatch.setenv(probe.SIMULATE_VAR, "no-userns")
+    result = await bash(make_host(worktree), CREATES[".nvim.lua"])
+    assert not os.path.lexists(worktree / ".nvim.lua"), result.output
+    refused = {"path": str(worktree / ".nvim.lua"), "kind": "protected"}
+    assert refused in result.metadata["sandbox"]["refused"], result.metadata["sandbox"]
