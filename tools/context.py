@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from tools.config.effective import Config
     from tools.fsio.paths import Roots
     from tools.model import ModelRef
+    from tools.permission.external import OwnFolders
     from tools.permission.rules import Ruleset
     from tools.permission.service import PermissionService
     from tools.result import ToolResult
@@ -66,6 +67,11 @@ class Host(Protocol):
     @property
     def roots(self) -> Roots:
         """The directory and worktree, as written and resolved (the external guard)."""
+        ...
+
+    @property
+    def own_folders(self) -> OwnFolders:
+        """toolhost's own folders, which no tool may reach (the external guard)."""
         ...
 
     @property

@@ -69,7 +69,7 @@ async def assert_external_directory(
         ctx.pins.pin(folder, real_folder)  # where the name itself lives (a delete)
     # physical: `link/..` is the link target's parent
     ctx.pins.pin(written_text, resolved_text)
-    refuse_secret(written_text, resolved_text)
+    refuse_secret(written_text, resolved_text, ctx.host.own_folders)
     roots = ctx.host.roots  # inside a root: equal to it, or under it (one C-level test each)
     resolved_inside = resolved_text in roots.real or resolved_text.startswith(roots.real_prefixes)
     if resolved_inside and (
@@ -88,9 +88,12 @@ async def assert_external_directory(
     )
 
 
-def secret_folder(*paths: str) -> str | None:
-    """The toolhost folder (runtime, trust store) one of ``paths`` is in, else None."""
-    places = _secret_places(*_place_inputs())
+def secret_folder(*paths: str, places: OwnFolders | None = None) -> str | None:
+    """The toolhost folder (runtime, trust store) one of ``paths`` is in, else None.
+    ``places``: toolhost's folders as a host worked them out (``own_folders``), else
+    as this process's environment places them now."""
+    if places is None:
+        places = own_folders()
     for path in paths:  # one C-level test per path and kind: every file tool call asks
         if path in places.folders or path.startswith(places.under_folders):
             return next(f for f in places.folders if path == f or path.startswith(f + "/"))
@@ -107,24 +110,30 @@ def _place_inputs() -> tuple[str | None, ...]:
 
 
 @dataclass(frozen=True)
-class _Places:
+class OwnFolders:
     folders: tuple[str, ...]  # the runtime folders and the trust store's
     under_folders: tuple[str, ...]  # each with a trailing slash
     relays: tuple[str, ...]  # what a relay's folder's path starts with (toolhost-acp-)
 
 
+def own_folders() -> OwnFolders:
+    """toolhost's folders as this process's environment places them now."""
+    return _own_folders(*_place_inputs())
+
+
 @functools.lru_cache(maxsize=8)
-def _secret_places(*_inputs: str | None) -> _Places:
+def _own_folders(*_inputs: str | None) -> OwnFolders:
     """toolhost's folders, worked out once per environment."""
     folders = (*runtime_dirs(), state_dir())
     relays = tuple(pattern.removesuffix("*") for pattern in relay_runtime_patterns())
-    return _Places(folders, tuple(f + "/" for f in folders), relays)
+    return OwnFolders(folders, tuple(f + "/" for f in folders), relays)
 
 
-def refuse_secret(written: str, resolved: str) -> None:
+def refuse_secret(written: str, resolved: str, places: OwnFolders | None = None) -> None:
     """Refuse a path in toolhost's own folders: no rule or answer may open them.
-    ``resolved``: the path's real path (the guard above has resolved it)."""
-    secret = secret_folder(written, resolved)
+    ``resolved``: the path's real path (the guard above has resolved it); ``places``:
+    the folders as the calling host has them (``own_folders``)."""
+    secret = secret_folder(written, resolved, places=places)
     if secret is None:
         return
     raise PermissionDeniedError(
