@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from tools.agents.children import Child
     from tools.agents.policy import ChildPolicy
     from tools.checkpoints.turns import Turn
+    from tools.config.dirs import OwnFolders
     from tools.config.effective import Config
     from tools.fsio.paths import Roots
     from tools.model import ModelRef
-    from tools.permission.external import OwnFolders
     from tools.permission.rules import Ruleset
     from tools.permission.service import PermissionService
     from tools.result import ToolResult

@@ -41,7 +41,7 @@ from tools.truncation import output_dir
 if TYPE_CHECKING:
     from tools.agents.children import Child
     from tools.checkpoints.turns import Checkpoints, Turn
-    from tools.permission.external import OwnFolders
+    from tools.config.dirs import OwnFolders
     from tools.session import Session, Sessions
 
 # Denied in every child session unless its agent names them in its own rules.
@@ -149,7 +149,7 @@ class ToolHost:
         """toolhost's own folders (runtime, trust store), out of every tool's reach: worked
         out from the environment once, not from three environment lookups per file a call
         touches (the environment a host runs in does not change under it)."""
-        from tools.permission.external import own_folders  # the guard's: not for a listing
+        from tools.config.dirs import own_folders  # the guard's: not for a listing
 
         return own_folders()
 

@@ -9,14 +9,12 @@ socket a client trusts, and the trust store's folder)."""
 
 from __future__ import annotations
 
-import functools
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tools.arguments.malformed import control_problem
-from tools.config.dirs import relay_runtime_patterns, runtime_dirs, secret_dirs, state_dir
+from tools.config.dirs import OwnFolders, own_folders, relay_runtime_patterns, secret_dirs
 from tools.errors import PermissionDeniedError, ToolError
 from tools.fsio.openat2 import has_no_symlinks, is_own_real_path
 from tools.fsio.paths import control_character, real_under_text
@@ -101,32 +99,6 @@ def secret_folder(*paths: str, places: OwnFolders | None = None) -> str | None:
             prefix = next(p for p in places.relays if path.startswith(p))
             return prefix + path[len(prefix) :].split("/", 1)[0]
     return None
-
-
-def _place_inputs() -> tuple[str | None, ...]:
-    """What the places of toolhost's folders are derived from."""
-    environ = os.environ
-    return (environ.get("XDG_RUNTIME_DIR"), environ.get("XDG_STATE_HOME"), environ.get("HOME"))
-
-
-@dataclass(frozen=True)
-class OwnFolders:
-    folders: tuple[str, ...]  # the runtime folders and the trust store's
-    under_folders: tuple[str, ...]  # each with a trailing slash
-    relays: tuple[str, ...]  # what a relay's folder's path starts with (toolhost-acp-)
-
-
-def own_folders() -> OwnFolders:
-    """toolhost's folders as this process's environment places them now."""
-    return _own_folders(*_place_inputs())
-
-
-@functools.lru_cache(maxsize=8)
-def _own_folders(*_inputs: str | None) -> OwnFolders:
-    """toolhost's folders, worked out once per environment."""
-    folders = (*runtime_dirs(), state_dir())
-    relays = tuple(pattern.removesuffix("*") for pattern in relay_runtime_patterns())
-    return OwnFolders(folders, tuple(f + "/" for f in folders), relays)
 
 
 def refuse_secret(written: str, resolved: str, places: OwnFolders | None = None) -> None:
