@@ -184,9 +184,10 @@ class Checkpoints:
         turn_id: str | None = None,
         *,
         client: str | None = None,
-        title: str = "",
+        title: str | Callable[[], str] = "",
     ) -> Turn:
-        """The turn a call belongs to (quick: the folder is made, the scan runs apart)."""
+        """The turn a call belongs to (quick: the folder is made, the scan runs apart).
+        ``title``: a new turn's title, or what makes it (called only if one begins)."""
         with self._lock:
             current = self._open.get(session_id)
             now = time.monotonic()
@@ -196,7 +197,8 @@ class Checkpoints:
                 if same:
                     current.last = now
                     return current
-            return self.begin(session_id, turn_id or f"turn_{next(_ids)}", title, client=client)
+            named = title if isinstance(title, str) else title()
+            return self.begin(session_id, turn_id or f"turn_{next(_ids)}", named, client=client)
 
     def begin(
         self,
