@@ -9,7 +9,7 @@ threads with ``splice(2)`` through a pipe: they never enter Python, and the side
 event loop, which answers the editor, is not the one copying a download. Each thread
 ends when its side reaches the end, or when the other side or the proxy's ``close``
 shuts the sockets down; the last one to end closes them. The threads are kept a while
-when their copy ends, and reused (``_Workers``): on a busy machine, a new thread for
+when their copy ends, and reused (``Workers``): on a busy machine, a new thread for
 every connection held its first byte back until the scheduler ran it.
 """
 
@@ -154,8 +154,9 @@ async def send_back(
 
 
 def _in_thread(function: Callable[..., None], *args: object) -> asyncio.Future[None]:
-    """Run ``function`` in a thread of its own (a tunnel may stay open as long as its
-    command runs: the event loop's few shared workers must not wait on it)."""
+    """Run ``function`` in a copying thread of its own, an idle one if there is one (a
+    tunnel may stay open as long as its command runs: the event loop's few shared
+    workers must not wait on it)."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
 
@@ -174,12 +175,13 @@ def _in_thread(function: Callable[..., None], *args: object) -> asyncio.Future[N
     return done
 
 
-class _Workers:
+class Workers:
     """Threads for the copies: a job goes to an idle one, else to a new one (there is no
-    bound: each job is a connection's copy, and the proxy bounds the connections). A
-    thread left idle for ``IDLE_SECONDS`` ends."""
+    bound: each job is a connection's copy, which may last as long as its command, and
+    the proxy bounds the connections). A thread left idle for ``idle_seconds`` ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, idle_seconds: float = IDLE_SECONDS) -> None:
+        self.idle_seconds = idle_seconds
         self.ready = threading.Condition()
         self.jobs: deque[Callable[[], None]] = deque()
         self.idle = 0  # threads waiting for a job, less the jobs handed to them
@@ -198,12 +200,13 @@ class _Workers:
     def _work(self, job: Callable[[], None] | None) -> None:
         while job is not None:
             job()  # its own errors are its own (``_Copy.run``, ``target`` above)
+            job = None  # what it held (sockets, a loop) is not kept while this thread waits
             job = self._next()
 
     def _next(self) -> Callable[[], None] | None:
         with self.ready:
             self.idle += 1
-            deadline = time.monotonic() + IDLE_SECONDS
+            deadline = time.monotonic() + self.idle_seconds
             while not self.jobs:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -213,7 +216,7 @@ class _Workers:
             return self.jobs.popleft()
 
 
-_WORKERS = _Workers()
+_WORKERS = Workers()
 
 
 class _Copy:
