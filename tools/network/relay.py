@@ -8,9 +8,7 @@ Once a tunnel is open (or a plain request forwarded), the bytes are copied by tw
 threads with ``splice(2)`` through a pipe: they never enter Python, and the sidecar's
 event loop, which answers the editor, is not the one copying a download. Each thread
 ends when its side reaches the end, or when the other side or the proxy's ``close``
-shuts the sockets down; the last one to end closes them. The threads are kept a while
-when their copy ends, and reused (``Workers``): on a busy machine, a new thread for
-every connection held its first byte back until the scheduler ran it.
+shuts the sockets down; the last one to end closes them.
 """
 
 from __future__ import annotations
@@ -21,8 +19,6 @@ import fcntl
 import os
 import socket
 import threading
-import time
-from collections import deque
 from collections.abc import Callable, Sequence
 
 from tools.network.patterns import IPAddress
@@ -30,7 +26,6 @@ from tools.network.patterns import IPAddress
 CONNECT_SECONDS = 15.0
 CHUNK = 256 * 1024
 PIPE_SIZE = 1024 * 1024
-IDLE_SECONDS = 60.0  # a copying thread with nothing to copy for this long ends
 _F_SETPIPE_SZ = 1031
 
 # Looks at the first bytes a client sends through a tunnel: why to end it, or None.
@@ -154,9 +149,8 @@ async def send_back(
 
 
 def _in_thread(function: Callable[..., None], *args: object) -> asyncio.Future[None]:
-    """Run ``function`` in a copying thread of its own, an idle one if there is one (a
-    tunnel may stay open as long as its command runs: the event loop's few shared
-    workers must not wait on it)."""
+    """Run ``function`` in a thread of its own (a tunnel may stay open as long as its
+    command runs: the event loop's few shared workers must not wait on it)."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
 
@@ -171,52 +165,8 @@ def _in_thread(function: Callable[..., None], *args: object) -> asyncio.Future[N
             with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
                 loop.call_soon_threadsafe(settle)
 
-    _WORKERS.run(target)
+    threading.Thread(target=target, name="toolhost-proxy-copy", daemon=True).start()
     return done
-
-
-class Workers:
-    """Threads for the copies: a job goes to an idle one, else to a new one (there is no
-    bound: each job is a connection's copy, which may last as long as its command, and
-    the proxy bounds the connections). A thread left idle for ``idle_seconds`` ends."""
-
-    def __init__(self, idle_seconds: float = IDLE_SECONDS) -> None:
-        self.idle_seconds = idle_seconds
-        self.ready = threading.Condition()
-        self.jobs: deque[Callable[[], None]] = deque()
-        self.idle = 0  # threads waiting for a job, less the jobs handed to them
-
-    def run(self, job: Callable[[], None]) -> None:
-        with self.ready:
-            if self.idle:
-                self.idle -= 1
-                self.jobs.append(job)
-                self.ready.notify()
-                return
-        threading.Thread(
-            target=self._work, args=(job,), name="toolhost-proxy-copy", daemon=True
-        ).start()
-
-    def _work(self, job: Callable[[], None] | None) -> None:
-        while job is not None:
-            job()  # its own errors are its own (``_Copy.run``, ``target`` above)
-            job = None  # what it held (sockets, a loop) is not kept while this thread waits
-            job = self._next()
-
-    def _next(self) -> Callable[[], None] | None:
-        with self.ready:
-            self.idle += 1
-            deadline = time.monotonic() + self.idle_seconds
-            while not self.jobs:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self.idle -= 1
-                    return None
-                self.ready.wait(left)
-            return self.jobs.popleft()
-
-
-_WORKERS = Workers()
 
 
 class _Copy:
