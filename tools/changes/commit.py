@@ -453,7 +453,9 @@ async def _write(
             raise ToolError(message) from error
         done.append(write)
     if ctx.turn is not None:
-        await ctx.run_blocking(ctx.turn.wrote, touched)
+        # What the transaction wrote was hashed for its journal; the editor's writes are
+        # hashed from disk.
+        await ctx.run_blocking(ctx.turn.wrote, touched, transaction.written)
     return through_editor
 
 

@@ -94,6 +94,9 @@ class Transaction:
         self._order: list[Path] = []
         self._id = journal.new_id()
         self._failed_op: _Op | None = None  # the op whose path could not be looked at
+        # sha256 of what each written path (by real path) holds once committed: the journal
+        # needs it, and the checkpoints take it from here rather than hash the file again.
+        self.written: dict[Path, str] = {}
 
     def write(self, path: Path, data: bytes, mode: int | None = None) -> None:
         self._ops.append(_Op("write", path, data, mode))
@@ -169,13 +172,17 @@ class Transaction:
             if backup is None and original.kind == "file":
                 backup = f"{len(backups)}.bak"
                 backups[backup] = original.data
+            if op.action == "write":
+                self.written[key] = journal.digest(op.data)
+            else:
+                self.written.pop(key, None)
             entries[key] = Entry(
                 path=key,
                 kind=original.kind,
                 mode=original.mode,
                 link=original.link,
                 backup=backup,
-                after=journal.digest(op.data) if op.action == "write" else None,
+                after=self.written[key] if op.action == "write" else None,
                 temp=dirfd.temp_name(key.name, self._tag(number)) if op.action == "write" else None,
                 created_dirs=original.created_dirs,
             )
