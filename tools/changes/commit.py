@@ -426,32 +426,35 @@ async def _write(
             raise ToolError(failures.patch_transaction_failed(error, ctx.worktree)) from error
         raise ToolError(failures.write_failed(error.path, error.reason)) from error
     done: list[_EditorWrite] = []
-    for prepared in through_editor:
-        path = prepared.change.path
-        write = _EditorWrite(prepared, await ctx.run_blocking(_disk_bytes, path))
-        try:
-            await ctx.editor.write_change(ctx, prepared)
-        except BaseException as error:
-            if not isinstance(error, EditorRefusal):
-                done.append(write)  # it may have reached the buffer before failing
-            stuck = await _undo(ctx, done)
-            restored, unrestored = transaction.rollback()
-            if isinstance(error, EditorRefusal):
-                reason = failures.refused(path, prepared.diff.edits, error)
-            elif isinstance(error, OSError):
-                reason = error.strerror or str(error)
+    try:  # the transaction holds big files' old inodes open until then
+        for prepared in through_editor:
+            path = prepared.change.path
+            write = _EditorWrite(prepared, await ctx.run_blocking(_disk_bytes, path))
+            try:
+                await ctx.editor.write_change(ctx, prepared)
+            except BaseException as error:
+                if not isinstance(error, EditorRefusal):
+                    done.append(write)  # it may have reached the buffer before failing
+                stuck = await _undo(ctx, done)
+                restored, unrestored = transaction.rollback()
+                if isinstance(error, EditorRefusal):
+                    reason = failures.refused(path, prepared.diff.edits, error)
+                elif isinstance(error, OSError):
+                    reason = error.strerror or str(error)
+                    if not patch:
+                        raise ToolError(failures.write_failed(path, reason)) from error
+                else:
+                    raise  # cancellation and bugs: put back, then passed on
                 if not patch:
-                    raise ToolError(failures.write_failed(path, reason)) from error
-            else:
-                raise  # cancellation and bugs: put back, then passed on
-            if not patch:
-                raise ToolError(reason) from error
-            changed = restored + [w.prepared.change.path for w in done]
-            message = failures.patch_editor_failed(
-                reason, ctx.worktree, changed, unrestored + stuck
-            )
-            raise ToolError(message) from error
-        done.append(write)
+                    raise ToolError(reason) from error
+                changed = restored + [w.prepared.change.path for w in done]
+                message = failures.patch_editor_failed(
+                    reason, ctx.worktree, changed, unrestored + stuck
+                )
+                raise ToolError(message) from error
+            done.append(write)
+    finally:
+        transaction.close()
     if ctx.turn is not None:
         # What the transaction wrote was hashed for its journal; the editor's writes are
         # hashed from disk.
