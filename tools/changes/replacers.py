@@ -456,7 +456,17 @@ def replace(content: str, old: str, new: str, replace_all: bool = False) -> str:
     """Replace ``old`` (matched leniently, see module doc) with ``new`` verbatim."""
     if old == new:
         raise ToolError(IDENTICAL)
-    return splice(content, find_match(content, old, replace_all), new)
+    return replace_found(content, find_match(content, old, replace_all), new)
+
+
+def replace_found(content: str, spans: list[Span], new: str) -> str:
+    """``splice`` for the spans ``find_match`` found: the occurrences of one piece of
+    ``content`` from its first on, non-overlapping, as ``str.replace`` finds them. So
+    ``str.replace`` builds the same text in one allocation, where ``splice``'s slices
+    cost two more buffers the size of the file (and their page faults: ~4 ms on 3.5 MB).
+    """
+    start, end = spans[0]
+    return content.replace(content[start:end], new, len(spans))
 
 
 def splice(content: str, spans: list[Span], new: str) -> str:
