@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from tools.changes import diagnostics, failures, fresh, review
 from tools.changes.changeset import ChangeSet, Described, FileChange, PreparedChange, new_text
-from tools.changes.diff import FileDiff, diff_texts, trim_diff
+from tools.changes.diff import FileDiff, diff_texts, rename_diff, trim_diff
 from tools.changes.load import single_file
 from tools.changes.rebase import Rebased
 from tools.changes.transaction import Transaction, TransactionFailed
@@ -96,23 +96,11 @@ def describe(change: FileChange, worktree: Path) -> Described:
     if change.replaced is not None:
         rename["options"] = {"overwrite": True}
     edits = _text_edit(change.move_to.as_uri(), diff)
-    return Described(change, diff, _rename_diff(diff.unified, rel, dest), [rename, *edits])
+    return Described(change, diff, rename_diff(diff.unified, rel, dest), [rename, *edits])
 
 
 def _text_edit(uri: str, diff: FileDiff) -> list[dict[str, Any]]:
     return workspace_edit(uri, diff.edits)["documentChanges"] if diff.edits else []
-
-
-def _rename_diff(unified: str, src: str, dest: str) -> str:
-    """git's rendering of a move: rename headers, then the content change if any."""
-    header = f"diff --git a/{src} b/{dest}\n"
-    if not unified:
-        return f"{header}similarity index 100%\nrename from {src}\nrename to {dest}\n"
-    body = unified.split("\n", 1)[1]
-    files = f"--- a/{src}\n+++ b/{src}\n"
-    if body.startswith(files):
-        body = f"--- a/{src}\n+++ b/{dest}\n" + body[len(files) :]
-    return f"{header}rename from {src}\nrename to {dest}\n{body}"
 
 
 def _file_entry(described: Described, worktree: Path) -> dict[str, Any]:
@@ -415,12 +403,14 @@ async def _write(
     through_editor = editor_changes(ctx, changeset, described, unsaved.kept)
     skip = frozenset(p.change.path for p in through_editor) | unsaved.dropped
     touched = [ctx.real(p) for p in dict.fromkeys([*changeset.originals(), *changeset.finals()])]
-    if ctx.turn is not None:  # the turn keeps what they hold now, to put it back (undo)
-        await ctx.run_blocking(ctx.turn.keep, touched, ctx.tool)
+
+    def keep_and_write() -> Transaction:  # one worker thread for both (a hop costs a wake-up)
+        if ctx.turn is not None:  # the turn keeps what they hold now, to put it back (undo)
+            ctx.turn.keep(touched, ctx.tool)
+        return disk_transaction(changeset, skip, ctx.abort.check, unsaved.disk, ctx.real)
+
     try:
-        transaction = await ctx.run_blocking(
-            disk_transaction, changeset, skip, ctx.abort.check, unsaved.disk, ctx.real
-        )
+        transaction = await ctx.run_blocking(keep_and_write)
     except TransactionFailed as error:
         if patch:
             raise ToolError(failures.patch_transaction_failed(error, ctx.worktree)) from error
@@ -455,9 +445,9 @@ async def _write(
             done.append(write)
     finally:
         transaction.close()
-    if ctx.turn is not None:
-        # What the transaction wrote was hashed for its journal; the editor's writes are
-        # hashed from disk.
+    if ctx.turn is not None and all(p in transaction.written for p in touched):
+        ctx.turn.wrote(touched, transaction.written)  # hashed for its journal: no disk read
+    elif ctx.turn is not None:  # the editor's writes (and deletions) are looked at on disk
         await ctx.run_blocking(ctx.turn.wrote, touched, transaction.written)
     return through_editor
 
@@ -508,7 +498,10 @@ async def commit(
     (``write``).  ``patch``: failures are worded for a patch (which files were put back).
     """
     described = await _describe_all(ctx, changeset)
-    plan = await ctx.run_blocking(review.plan, changeset, described, ctx.worktree)
+    # Without unsaved buffers the plan reads no disk: a small one is not worth a thread.
+    inline = not changeset.unsaved and sum(len(d.unified) for d in described) < THREAD_DIFF_CHARS
+    at = (changeset, described, ctx.worktree)
+    plan = review.plan(*at) if inline else await ctx.run_blocking(review.plan, *at)
     reply = await _ask(ctx, changeset, described, title, ask_metadata or {}, plan)
     narrowed = review.narrow(changeset, plan, reply, ctx.worktree)
     # A review may take minutes: files changed meanwhile get the change on their new text.
@@ -521,7 +514,7 @@ async def commit(
     if refreshed.changeset is not changeset:
         changeset = refreshed.changeset
         described = await _describe_all(ctx, changeset)
-    rebased = await ctx.run_blocking(review.rebase_unsaved, changeset)
+    rebased = await ctx.run_blocking(review.rebase_unsaved, changeset) if changeset.unsaved else {}
     unsaved = plan_unsaved(ctx, changeset, reply, rebased)
     if unsaved.dropped and set(changeset.finals()) <= unsaved.dropped:
         raise ToolError(" ".join(unsaved.notes) + " Nothing was written.")
