@@ -108,8 +108,7 @@ class Turn:
         return run
 
     def wrote(self, paths: Iterable[Path], known: Mapping[Path, str] | None = None) -> None:
-        """The file tools wrote ``paths``: what they hold now is toolhost's, not the person's.
-        ``known``: the sha256 of what the write put at some of them (no need to hash again)."""
+        """The file tools wrote ``paths`` (``known``: some of their sha256s): now toolhost's."""
         if self._on_written is not None:
             self._on_written(paths, known or {})
 
@@ -375,9 +374,7 @@ class Checkpoints:
                 self._saves.setdefault(os.path.realpath(path), set()).add(sha)
 
     def wrote(self, paths: Iterable[Path], known: Mapping[Path, str] | None = None) -> None:
-        """toolhost's file tools wrote ``paths`` (what they hold now is toolhost's).
-        ``known``: the sha256 of the bytes written to some of them (a 3.5 MB file takes
-        milliseconds to hash, and the write's journal hashed them already)."""
+        """What ``paths`` hold is toolhost's writes (``known``: sha256s its journal took)."""
         for path in paths:
             try:
                 sha = (known or {}).get(path) or digest_file(path)
