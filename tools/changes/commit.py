@@ -249,6 +249,7 @@ def disk_transaction(
     check: Any,
     disk: dict[Path, TextFile | None] | None = None,
     real: Any = None,
+    first: Any = None,
 ) -> Transaction:
     """Write every changed file but ``skip``, then delete (so a crash part way loses no
     content).  The committed transaction is returned so that it can still be undone.
@@ -256,6 +257,7 @@ def disk_transaction(
     ``disk``: what files with unsaved buffers get on disk instead of their final text
     (the agent's change on the disk's text; None: the disk stays as it is).
     ``real``: where each path was checked to be (``ctx.real``), which is what is touched.
+    ``first``: run once the writes are queued, before the transaction begins.
     """
     transaction = Transaction(check, real)
     originals, finals = changeset.originals(), changeset.finals()
@@ -276,7 +278,7 @@ def disk_transaction(
     for path, final in finals.items():
         if final is None and originals.get(path) is not None:
             transaction.delete(path)
-    transaction.commit()
+    transaction.commit(first)
     return transaction
 
 
@@ -404,10 +406,12 @@ async def _write(
     skip = frozenset(p.change.path for p in through_editor) | unsaved.dropped
     touched = [ctx.real(p) for p in dict.fromkeys([*changeset.originals(), *changeset.finals()])]
 
-    def keep_and_write() -> Transaction:  # one worker thread for both (a hop costs a wake-up)
-        if ctx.turn is not None:  # the turn keeps what they hold now, to put it back (undo)
+    def keep() -> None:  # the turn keeps what they hold now, to put it back (undo)
+        if ctx.turn is not None:
             ctx.turn.keep(touched, ctx.tool)
-        return disk_transaction(changeset, skip, ctx.abort.check, unsaved.disk, ctx.real)
+
+    def keep_and_write() -> Transaction:  # one worker thread for both (a hop costs a wake-up)
+        return disk_transaction(changeset, skip, ctx.abort.check, unsaved.disk, ctx.real, keep)
 
     try:
         transaction = await ctx.run_blocking(keep_and_write)

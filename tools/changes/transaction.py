@@ -24,6 +24,7 @@ import errno
 import logging
 import os
 import stat
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,7 @@ class _Op:
     path: Path
     data: bytes = b""
     mode: int | None = None
+    digest: Callable[[], str] | None = None  # a big write's sha256, being taken meanwhile
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,8 @@ class Transaction:
         self.written: dict[Path, str] = {}
 
     def write(self, path: Path, data: bytes, mode: int | None = None) -> None:
-        self._ops.append(_Op("write", path, data, mode))
+        digest = _digest_meanwhile(data) if len(data) >= HOLD_BYTES else None
+        self._ops.append(_Op("write", path, data, mode, digest))
 
     def delete(self, path: Path) -> None:
         self._ops.append(_Op("delete", path))
@@ -120,9 +123,12 @@ class Transaction:
         """Paths changed so far, in the order they were first touched."""
         return list(self._order)
 
-    def commit(self) -> None:
+    def commit(self, first: Callable[[], None] | None = None) -> None:
         """Run every step, or none (a failure rolls back); ``close`` once no ``rollback``
-        can be wanted any more."""
+        can be wanted any more. ``first`` runs before anything is looked at (while big
+        writes' hashes are being taken)."""
+        if first is not None:
+            first()
         if not self._ops:
             return
         try:
@@ -200,7 +206,7 @@ class Transaction:
                 backup = f"{len(backups)}.bak"
                 backups[backup] = original.held or original.data
             if op.action == "write":
-                self.written[key] = journal.digest(op.data)
+                self.written[key] = op.digest() if op.digest else journal.digest(op.data)
             else:
                 self.written.pop(key, None)
             entries[key] = Entry(
@@ -260,6 +266,20 @@ class Transaction:
         self._order.clear()
         restored.reverse()
         return restored, unrestored
+
+
+def _digest_meanwhile(data: bytes) -> Callable[[], str]:
+    """The sha256 of ``data``, taken on a thread of its own (hashlib lets go of the GIL) while
+    the caller goes on, e.g. the checkpoint copies the file (``commit``'s ``first``)."""
+    found: list[str] = []
+    thread = threading.Thread(target=lambda: found.append(journal.digest(data)), daemon=True)
+    thread.start()
+
+    def wait() -> str:
+        thread.join()
+        return found[0] if found else journal.digest(data)
+
+    return wait
 
 
 class _Refused(Exception):
