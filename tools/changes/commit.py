@@ -29,7 +29,7 @@ import contextlib
 import dataclasses
 import logging
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -249,7 +249,7 @@ def disk_transaction(
     check: Any,
     disk: dict[Path, TextFile | None] | None = None,
     real: Any = None,
-    first: Any = None,
+    first: Callable[[], None] | None = None,
 ) -> Transaction:
     """Write every changed file but ``skip``, then delete (so a crash part way loses no
     content).  The committed transaction is returned so that it can still be undone.
