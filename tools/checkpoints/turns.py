@@ -27,7 +27,7 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,7 +78,7 @@ class Turn:
     _scan: threading.Thread | None = None
     _runs: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _on_written: Callable[[Iterable[Path]], None] | None = None
+    _on_written: Callable[[Iterable[Path], Mapping[Path, str]], None] | None = None
     _on_created: Callable[[], None] | None = None
 
     def meta(self) -> dict[str, Any]:
@@ -107,10 +107,10 @@ class Turn:
         run.mkdir(parents=True)
         return run
 
-    def wrote(self, paths: Iterable[Path]) -> None:
-        """The file tools wrote ``paths``: what they hold now is toolhost's, not the person's."""
+    def wrote(self, paths: Iterable[Path], known: Mapping[Path, str] | None = None) -> None:
+        """The file tools wrote ``paths`` (``known``: some of their sha256s): now toolhost's."""
         if self._on_written is not None:
-            self._on_written(paths)
+            self._on_written(paths, known or {})
 
     def keep(self, paths: Iterable[Path], tool: str) -> None:
         """A file tool is about to change ``paths``: keep what they hold (blocking)."""
@@ -375,11 +375,11 @@ class Checkpoints:
             with self._lock:
                 self._saves.setdefault(os.path.realpath(path), set()).add(sha)
 
-    def wrote(self, paths: Iterable[Path]) -> None:
-        """toolhost's file tools wrote ``paths`` (what they hold now is toolhost's)."""
+    def wrote(self, paths: Iterable[Path], known: Mapping[Path, str] | None = None) -> None:
+        """What ``paths`` hold is toolhost's writes (``known``: sha256s its journal took)."""
         for path in paths:
             try:
-                sha = digest_file(path)
+                sha = (known or {}).get(path) or digest_file(path)
             except FileNotFoundError:
                 sha = "absent"
             except OSError:
