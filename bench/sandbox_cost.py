@@ -18,7 +18,10 @@ its address listed literally) against the same download with the network open, t
 two alternating call by call. Judged on curl's own ``time_total`` (the download as the
 client sees it: the proxy's CONNECT-free plain HTTP forwarding, its name lookup and
 its copy); the whole bash call is printed beside it. Target from issue 27: at most 10%
-added.
+added. A third download, alternating with those two, goes through a bare forwarder
+(``bare_forwarder``: accept, connect, ``splice`` both ways, no parsing and no checks) on
+the open network: the floor any userspace proxy on this machine reaches, printed as an
+info row beside the target's.
 
 Last, what the guard on new repositories costs (``tools/bash/sandbox/creations.py``:
 every new name in the project is made by the supervisor): a command that unpacks a
@@ -30,6 +33,9 @@ alternating call by call. Target: at most 2x the time of the unguarded command.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
+import socket
 import subprocess
 import tempfile
 import threading
@@ -179,45 +185,113 @@ def big_server() -> Iterator[int]:
         server.server_close()
 
 
-async def fetch(client: RpcClient, url: str) -> tuple[float, float]:
-    """(curl's own time_total, the whole bash call) for one download of ``url``."""
-    command = f"curl -sS -o /dev/null -w '%{{size_download}} %{{time_total}}' {url}"
+def _splice_to_end(source: socket.socket, target: socket.socket) -> None:
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    with contextlib.suppress(OSError):  # the default pipe size is slower, not wrong
+        fcntl.fcntl(write_end, 1031, 1024 * 1024)  # F_SETPIPE_SZ, as the proxy's relay
+    try:
+        while moved := os.splice(source.fileno(), write_end, 1024 * 1024):
+            while moved:
+                moved -= os.splice(read_end, target.fileno(), moved)
+    except OSError:
+        pass
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+        with contextlib.suppress(OSError):
+            target.shutdown(socket.SHUT_WR)
+
+
+@contextlib.contextmanager
+def bare_forwarder(port: int) -> Iterator[int]:
+    """A loopback port forwarded to ``port`` with nothing but ``splice`` (a thread per
+    connection, no parsing, no checks): what the second loopback crossing alone costs
+    (a relay in C doing the same measured the same)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def forward(client: socket.socket) -> None:
+        with client, socket.create_connection(("127.0.0.1", port)) as upstream:
+            out = threading.Thread(target=_splice_to_end, args=(client, upstream))
+            out.start()
+            _splice_to_end(upstream, client)
+            out.join()
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):  # the listener was closed
+            while True:
+                client, _ = listener.accept()
+                threading.Thread(target=forward, args=(client,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+
+
+async def fetch(client: RpcClient, url: str) -> tuple[float, float, float]:
+    """(curl's own time_total, its time to the first byte, the whole bash call) for one
+    download of ``url``."""
+    command = (
+        "curl -sS -o /dev/null -w '%{size_download} %{time_total} %{time_starttransfer}' " + url
+    )
     start_time = now()
     result = await execute(client, "bash", {"command": command, "description": "Download"})
     took = now() - start_time
-    size, total = result["output"].split()[:2]
+    size, total, first = result["output"].split()[:3]
     assert int(size) == DOWNLOAD_BYTES, result["output"]
-    return float(total), took
+    return float(total), float(first), took
 
 
 async def download(quick: bool) -> list[Row]:
     calls = 10 if quick else 40
-    curl_times: dict[str, list[float]] = {"open": [], "proxy": []}
-    call_times: dict[str, list[float]] = {"open": [], "proxy": []}
-    with tempfile.TemporaryDirectory(prefix="bench-download-") as tmp, big_server() as port:
+    ways = ("open", "proxy", "floor")
+    curl_times: dict[str, list[float]] = {way: [] for way in ways}
+    first_bytes: dict[str, list[float]] = {way: [] for way in ways}
+    call_times: dict[str, list[float]] = {way: [] for way in ways}
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-download-"))
+        port = stack.enter_context(big_server())
+        bare = stack.enter_context(bare_forwarder(port))
         root = Path(tmp) / "project"
         root.mkdir()
         lists = {"network": {"allow": [NAME, f"127.0.0.1:{port}"]}}
         names = {"TOOLHOST_NETWORK_HOSTS": f"{NAME}=127.0.0.1"}
+        opened = await start(root, Path(tmp), {})
         clients = {
-            "open": await start(root, Path(tmp), {}),
+            "open": opened,
             "proxy": await start(root, Path(tmp), lists, names),
+            "floor": opened,  # the open network, to the bare forwarder's port
         }
-        urls = {"open": f"http://127.0.0.1:{port}/big", "proxy": f"http://{NAME}:{port}/big"}
+        urls = {
+            "open": f"http://127.0.0.1:{port}/big",
+            "proxy": f"http://{NAME}:{port}/big",
+            "floor": f"http://127.0.0.1:{bare}/big",
+        }
         try:
-            for name, client in clients.items():  # warm-up
+            for way in ways:  # warm-up
                 for _ in range(3):
-                    await fetch(client, urls[name])
+                    await fetch(clients[way], urls[way])
             for _ in range(calls):
-                for name, client in clients.items():
-                    total, took = await fetch(client, urls[name])
-                    curl_times[name].append(total)
-                    call_times[name].append(took)
+                for way in ways:
+                    total, first, took = await fetch(clients[way], urls[way])
+                    curl_times[way].append(total)
+                    first_bytes[way].append(first)
+                    call_times[way].append(took)
         finally:
-            for client in clients.values():
+            for client in {id(c): c for c in clients.values()}.values():
                 await client.close()
+    shown = {way: fmt_time(median(curl_times[way])) for way in ways}
+    firsts = {way: fmt_time(median(first_bytes[way])) for way in ways}
+    log(
+        f"download (curl's time_total; first byte): proxy {shown['proxy']}; {firsts['proxy']}, "
+        f"open {shown['open']}; {firsts['open']}, bare forwarder {shown['floor']}; "
+        f"{firsts['floor']}"
+    )
     ours, base = median(curl_times["proxy"]), median(curl_times["open"])
-    log(f"download: proxy {fmt_time(ours)}, open {fmt_time(base)} (curl's time_total)")
+    floor = median(curl_times["floor"])
     whole = median(call_times["proxy"]) / median(call_times["open"])
     return [
         Row(
@@ -226,10 +300,21 @@ async def download(quick: bool) -> list[Row]:
             base,
             f"≤ {DOWNLOAD_TARGET:g}x",
             ours <= base * DOWNLOAD_TARGET,
-            note=f"curl's time_total, median of {calls}, alternating; the whole bash call "
+            note=f"curl's time_total, median of {calls}, alternating; first byte "
+            f"{firsts['proxy']} vs {firsts['open']}; the whole bash call "
             f"{fmt_time(median(call_times['proxy']))} vs "
             f"{fmt_time(median(call_times['open']))} ({whole:.2f}x)",
-        )
+        ),
+        Row(
+            "10 MB download, through a bare splice forwarder vs open network (the floor)",
+            floor,
+            base,
+            "info",
+            None,
+            note=f"the same download through bare_forwarder (accept, connect, splice; no "
+            f"parsing, no checks), alternating with the two above; first byte "
+            f"{firsts['floor']}",
+        ),
     ]
 
 

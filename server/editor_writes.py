@@ -113,7 +113,9 @@ async def write_through_editor(
     # Once the editor holds the edit, the disk must follow even if the call is cancelled.
     # What it must hold: the buffer as the change left it (with the typing since, if any).
     expected = change.after.encode(proposed)
-    saving = save_and_check(server, prepared, document.uri, target, expected, disk_before)
+    saving = save_and_check(
+        server, prepared, document.uri, target, expected, disk_before, document.text
+    )
     await asyncio.shield(saving)
     return True
 
@@ -201,14 +203,27 @@ async def save_and_check(
     target: str,
     expected: bytes,
     disk_before: bytes | None,
+    buffer_before: str,
 ) -> None:
     """editor/saveDocuments, then make sure the disk holds the change: ``target`` (the
-    buffer's text after the edit), ``expected`` on disk."""
+    buffer's text after the edit, from ``buffer_before``), ``expected`` on disk."""
     change = prepared.change
     await settle(server, change.path, target)
+    params: dict[str, Any] = {"uris": [uri]}
+    document = server.documents.snapshot(change.path, server.workspace)
+    if not prepared.with_unsaved and document is not None:
+        # The buffer matched the disk: the editor saves it only as the change left it.
+        # Typing done since the change landed is the user's, unsaved: the disk gets
+        # exactly the change (an editor that reported nothing yet is asked as before).
+        if document.text == target:
+            params["versions"] = {uri: document.version}
+        elif document.text != buffer_before:
+            await asyncio.to_thread(atomic_write, change.path, expected, change.mode)
+            server.protocol.notify("editor/diskWritten", {"uris": [uri]})
+            return
     try:
         await asyncio.wait_for(
-            server.protocol.request("editor/saveDocuments", {"uris": [uri]}),
+            server.protocol.request("editor/saveDocuments", params),
             SAVE_TIMEOUT_SECONDS,
         )
     except asyncio.CancelledError:
@@ -229,6 +244,8 @@ async def save_and_check(
         return
     if on_disk == disk_before:  # the editor did not save: write it ourselves
         await asyncio.to_thread(atomic_write, change.path, expected, change.mode)
+        if not holds(server, change.path, target):  # the user typed on: theirs, unsaved
+            server.protocol.notify("editor/diskWritten", {"uris": [uri]})
         return
     # The editor wrote something else: a format-on-save, or more of the user's typing.
     # Overwriting it would fight the editor; the model is told to look again.

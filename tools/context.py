@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from tools.agents.children import Child
     from tools.agents.policy import ChildPolicy
     from tools.checkpoints.turns import Turn
+    from tools.config.dirs import OwnFolders
     from tools.config.effective import Config
     from tools.fsio.paths import Roots
     from tools.model import ModelRef
@@ -66,6 +67,11 @@ class Host(Protocol):
     @property
     def roots(self) -> Roots:
         """The directory and worktree, as written and resolved (the external guard)."""
+        ...
+
+    @property
+    def own_folders(self) -> OwnFolders:
+        """toolhost's own folders, which no tool may reach (the external guard)."""
         ...
 
     @property

@@ -41,6 +41,7 @@ from tools.truncation import output_dir
 if TYPE_CHECKING:
     from tools.agents.children import Child
     from tools.checkpoints.turns import Checkpoints, Turn
+    from tools.config.dirs import OwnFolders
     from tools.session import Session, Sessions
 
 # Denied in every child session unless its agent names them in its own rules.
@@ -142,6 +143,15 @@ class ToolHost:
     def roots(self) -> Roots:
         """The directory and worktree as written and resolved (they do not move)."""
         return Roots.of(self.directory, self.worktree)
+
+    @functools.cached_property
+    def own_folders(self) -> OwnFolders:
+        """toolhost's own folders (runtime, trust store), out of every tool's reach: worked
+        out from the environment once, not from three environment lookups per file a call
+        touches (the environment a host runs in does not change under it)."""
+        from tools.config.dirs import own_folders  # the guard's: not for a listing
+
+        return own_folders()
 
     def _rules_for(self, agent: str) -> Ruleset:
         # Built once per agent and config: every ask evaluates against these.
@@ -324,7 +334,10 @@ class ToolHost:
             return await self._execute_in_child(
                 child, tool_id, args, editor, call_id or new_id("call"), message_id, model
             )
-        turn = self.checkpoints.turn_for(session.id, turn_id, title=_title(tool_id, args))
+        # The title is worked out only if the call begins a turn (most join the open one).
+        turn = self.checkpoints.turn_for(
+            session.id, turn_id, title=functools.partial(_title, tool_id, args)
+        )
         return await self._execute(
             tool_id, args, editor, session, call_id, message_id, agent, model, turn
         )

@@ -11,6 +11,7 @@ local root = T.project("edits", {
   ["save.txt"] = "saved?\n",
   ["insert.txt"] = "first\nsecond\nthird\n",
   ["append.txt"] = "a\nb\n",
+  ["late.txt"] = "late\n",
 })
 vim.cmd.cd(root)
 require("toolhost").setup({ cmd = T.toolhost, review = { enabled = false } })
@@ -187,6 +188,24 @@ T.test("editor/saveDocuments writes modified buffers and reports each saved uri"
   T.eq(result.saved, { uri }, "saved")
   T.eq(T.read(path), "saved!\n", "the disk")
   T.eq(vim.bo[buf].modified, false, "modified")
+end)
+
+T.test("editor/saveDocuments leaves a buffer typed in since the version it names", function()
+  local path = root .. "/late.txt"
+  vim.cmd.edit(path)
+  local buf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "the agent's" })
+  local landed = vim.lsp.util.buf_versions[buf]
+  vim.api.nvim_buf_set_lines(buf, 1, 1, false, { "typed on" })
+  local uri = vim.uri_from_fname(path)
+  local documents = require("toolhost.documents")
+  local stale = documents.save(nil, { uris = { uri }, versions = { [uri] = landed } }, {})
+  T.eq(stale.saved, {}, "saved at a version typed past")
+  T.eq(T.read(path), "late\n", "the disk keeps the user's typing off")
+  T.eq(vim.bo[buf].modified, true, "still unsaved")
+  local now = { [uri] = vim.lsp.util.buf_versions[buf] }
+  T.eq(documents.save(nil, { uris = { uri }, versions = now }, {}).saved, { uri }, "saved")
+  T.eq(T.read(path), "the agent's\ntyped on\n", "the disk")
 end)
 
 T.test(

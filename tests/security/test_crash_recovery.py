@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from tests.wire.conftest import run_toolhost
-from tools.changes import journal
+from tools.changes import journal, transaction
 from tools.host import ToolHost
 
 ROUNDS = 300
 # The calls a kill can land on: every step of the journal and of each file's write.
-INSTRUMENTED = ("open", "write", "fsync", "fchmod", "rename", "unlink", "mkdir", "rmdir")
+INSTRUMENTED = ("open", "write", "fsync", "fchmod", "rename", "unlink", "mkdir", "rmdir", "link")
 
 BEFORE = {
     "a.txt": "alpha\n",
@@ -94,8 +94,9 @@ def instrument(kill_at: int | None, counter: list[int]) -> None:
         setattr(os, name, counted)
 
 
-def apply_in_child(root: Path, kill_at: int | None) -> tuple[int, int, int]:
-    """Fork, apply the patch in the child.
+def apply_in_child(root: Path, kill_at: int | None, hold: bool = False) -> tuple[int, int, int]:
+    """Fork, apply the patch in the child. ``hold``: every file's old inode is held open
+    and linked as the journal's backup, as a big file's is (``transaction.HOLD_BYTES``).
 
     ``(signal that ended it or 0, calls counted, calls before the journal began)``.
     """
@@ -113,6 +114,8 @@ def apply_in_child(root: Path, kill_at: int | None) -> tuple[int, int, int]:
             return begin(cls, *args, **kwargs)
 
         journal.Journal.begin = classmethod(marked)  # type: ignore[method-assign,assignment]
+        if hold:
+            transaction.HOLD_BYTES = 0
         code = 0
         try:
             host = ToolHost(root, read_before_write=False)
@@ -144,17 +147,17 @@ def root(worktree: Path) -> Path:
     return worktree
 
 
-def kill_points(root: Path) -> list[int]:
-    """300 points spread over every call from the journal's first write to the end.
+def kill_points(root: Path, hold: bool = False, rounds: int = ROUNDS) -> list[int]:
+    """``rounds`` points spread over every call from the journal's first write to the end.
 
     (Before it, the patch is only being planned: nothing on disk has changed yet.)
     """
     apply_in_child(root, None)  # once first: it makes the data dir's folders (checkpoints)
     prepare(root)
-    signal_, total, began = apply_in_child(root, None)
+    signal_, total, began = apply_in_child(root, None, hold)
     assert signal_ == 0 and state(root) == AFTER and 0 < began < total
     prepare(root)
-    return [began + 1 + (n * (total - began)) // ROUNDS for n in range(ROUNDS)]
+    return [began + 1 + (n * (total - began)) // rounds for n in range(rounds)]
 
 
 def test_kills_leave_half_applied_patches_without_recovery(root: Path) -> None:
@@ -173,10 +176,15 @@ def test_kills_leave_half_applied_patches_without_recovery(root: Path) -> None:
     assert half > 0  # the attack works: a kill -9 halfway leaves a patch half applied
 
 
-def test_0_half_applied_patches_after_300_kills(root: Path) -> None:
+@pytest.mark.parametrize(
+    ("hold", "rounds"), [(False, ROUNDS), (True, ROUNDS // 3)], ids=["copies", "held-inodes"]
+)
+def test_0_half_applied_patches_after_300_kills(root: Path, hold: bool, rounds: int) -> None:
+    """Also with the old inodes held open and linked as the journal's backups (what a big
+    file gets): the link lands before the rename, and the held inode is what is put back."""
     killed = whole = undone = half_before = 0
-    for point in kill_points(root):
-        signal_, _, _ = apply_in_child(root, point)
+    for point in kill_points(root, hold, rounds):
+        signal_, _, _ = apply_in_child(root, point, hold)
         killed += signal_ == signal.SIGKILL
         half_before += state(root) not in (BEFORE, AFTER)
         journal.recover()  # what the next start does
@@ -186,9 +194,9 @@ def test_0_half_applied_patches_after_300_kills(root: Path) -> None:
         whole += now == AFTER
         undone += now == BEFORE
         prepare(root)
-    assert killed == ROUNDS
+    assert killed == rounds
     print(
-        f"\n{ROUNDS} kills: {half_before} left the patch half applied on disk; after recovery "
+        f"\n{rounds} kills: {half_before} left the patch half applied on disk; after recovery "
         f"{undone} rolled back, {whole} complete, 0 half applied"
     )
 

@@ -3,13 +3,17 @@
 The attacks create what another program obeys: ``.vscode/tasks.json`` (a task run
 when the folder opens), ``.nvim.lua`` (run by Neovim's exrc), ``.git/commondir`` (git
 then reads the config of a folder the agent filled, and the editor's ``git status``
-runs its ``core.fsmonitor``).  With the sandbox off they land; with it on, each is
-masked by a read-only placeholder in the command's mount namespace, and the project
-is left as it was: no placeholder stays after the command.
+runs its ``core.fsmonitor``).  With the sandbox off they land; with it on, a missing
+path in the project is a name the supervisor refuses to make (``creations``), and one
+the guard does not cover (in a git dir, or with the guard off) is masked by a read-only
+placeholder in the command's mount namespace. Either way the project is left as it
+was, and no placeholder is seen in it while the command runs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -50,9 +54,70 @@ async def test_a_missing_editor_file_cannot_be_created(worktree: Path, target: s
     assert not (worktree / target).exists(), result.output
     assert listing(worktree) == before  # no placeholder left behind
     assert "protected" in result.metadata["sandbox"]["enforced"]
-    if target.startswith(".vscode"):  # the model is told why
-        blocked = result.metadata["sandbox"]["blocked"]
-        assert {"path": str(worktree / target), "kind": "protected"} in blocked, blocked
+    refused = {"path": str(worktree / target.split("/")[0]), "kind": "protected"}
+    assert refused in result.metadata["sandbox"]["refused"], result.metadata["sandbox"]
+    assert refused in result.metadata["sandbox"]["blocked"]  # the model is told why
+    assert "may not change" in result.output
+
+
+# Every call that makes a name, each tried on a missing protected path in the project.
+MAKES = {
+    "mkdir": ("mkdir .vscode", ".vscode"),
+    "open O_CREAT": (
+        "python3 -c \"import os; os.close(os.open('.nvim.lua', os.O_CREAT | os.O_WRONLY))\"",
+        ".nvim.lua",
+    ),
+    "rename in the project": ("echo x > a.lua && mv a.lua .nvim.lua", ".nvim.lua"),
+    "rename from the temp dir": (
+        'mkdir "$TMPDIR/v" && echo {} > "$TMPDIR/v/tasks.json" && mv "$TMPDIR/v" .vscode',
+        ".vscode",
+    ),
+    "hard link": ("echo x > a.lua && ln a.lua .nvim.lua", ".nvim.lua"),
+    "symlink": ("ln -s a.lua .exrc", ".exrc"),
+    "fifo": ("mkfifo .nvimrc", ".nvimrc"),
+    "through a dangling symlink": ("ln -s .nvim.lua b && echo x > b", ".nvim.lua"),
+    "another agent's config": ("mkdir -p .claude/commands", ".claude"),
+}
+
+
+@pytest.mark.parametrize("how", list(MAKES))
+async def test_no_call_makes_a_missing_protected_name(worktree: Path, how: str) -> None:
+    line, name = MAKES[how]
+    before = set(os.listdir(worktree))
+    await bash(make_host(worktree, OFF), line)
+    assert os.path.lexists(worktree / name), "the attack does not work"  # with no sandbox
+    made = [str(worktree / n) for n in set(os.listdir(worktree)) - before]
+    subprocess.run(["rm", "-rf", *made], check=True)
+    result = await bash(make_host(worktree), line)
+    assert not os.path.lexists(worktree / name), result.output
+    refused = {"path": str(worktree / name), "kind": "protected"}
+    assert refused in result.metadata["sandbox"].get("refused", []), result.metadata["sandbox"]
+
+
+async def test_no_placeholder_appears_in_the_project_while_a_command_runs(
+    worktree: Path,
+) -> None:
+    """A placeholder came and went with every command: file explorers and watchers saw
+    ``.vscode``, ``.claude``, ``.idea``… flicker in the project."""
+    seen: set[str] = set()
+    host = make_host(worktree)
+    running = asyncio.ensure_future(bash(host, "sleep 1"))
+    while not running.done():
+        seen.update(os.listdir(worktree))
+        await asyncio.sleep(0.01)
+    assert (await running).metadata["exit"] == 0
+    assert not seen & masks.MASKED_NAMES, sorted(seen & masks.MASKED_NAMES)
+
+
+async def test_without_the_guard_a_placeholder_masks_the_name(
+    worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(probe.SIMULATE_VAR, probe.GUARD_OFF)
+    result = await bash(make_host(worktree), CREATES[".nvim.lua"])
+    assert not (worktree / ".nvim.lua").exists(), result.output
+    assert "refused" not in result.metadata["sandbox"]  # the placeholder held it
+    assert ".nvim.lua: Is a directory" in result.output  # the placeholder, read-only
+    assert not os.path.lexists(worktree / ".nvim.lua")  # and gone with the command
 
 
 POINT_ELSEWHERE = (
@@ -103,3 +168,14 @@ def test_a_placeholder_someone_filled_is_left_alone(tmp_path: Path) -> None:
     assert folder.exists() and not commondir.exists()  # still used by call 2
     places.release(2)
     assert (folder / "settings.json").exists()  # not empty: theirs now
+
+
+async def test_without_user_namespaces_the_guard_still_refuses_the_name(
+    worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No mount namespace, so no placeholder could be bound: the guard alone holds."""
+    monkeypatch.setenv(probe.SIMULATE_VAR, "no-userns")
+    result = await bash(make_host(worktree), CREATES[".nvim.lua"])
+    assert not os.path.lexists(worktree / ".nvim.lua"), result.output
+    refused = {"path": str(worktree / ".nvim.lua"), "kind": "protected"}
+    assert refused in result.metadata["sandbox"]["refused"], result.metadata["sandbox"]

@@ -59,7 +59,7 @@ def open_host(worktree: Path, everything: bool = True, **config: Any) -> ToolHos
 
 def defence_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """No folder of toolhost's counts as its own: only the rules decide, as before."""
-    monkeypatch.setattr(external, "secret_folder", lambda *paths: None)
+    monkeypatch.setattr(external, "secret_folder", lambda *paths, **places: None)
     monkeypatch.setattr(external, "secret_dirs", lambda **_: [])
 
 

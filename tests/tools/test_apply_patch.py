@@ -15,7 +15,7 @@ from tests.tools.helpers import ask_for_edits, make
 from tools.abort import Aborted
 from tools.builtin import apply_patch
 from tools.changes.positions import apply_text_edits
-from tools.changes.transaction import Transaction, TransactionFailed
+from tools.changes.transaction import HOLD_BYTES, Transaction, TransactionFailed
 from tools.config.opencode import config_from_opencode
 from tools.host import ToolHost
 from tools.result import ToolResult
@@ -896,6 +896,33 @@ def test_a_rolled_back_file_gets_its_old_timestamp_back(tmp_path: Path) -> None:
 
     assert path.read_text() == "held\n"
     assert path.stat().st_mtime_ns == 2_000_000_000
+
+
+def test_a_big_file_is_put_back_from_its_old_inode_held_open(tmp_path: Path) -> None:
+    """A big file is not read before the change: its old inode is held open (the rename
+    leaves it as it was) and read only to put it back; ``close`` lets go of it."""
+    text = "".join(f"line {n}\n" for n in range(HOLD_BYTES // 8))
+    big = make(tmp_path / "big.txt", text)
+    other = make(tmp_path / "other.txt", "o\n")
+    fds = len(os.listdir("/proc/self/fd"))
+    transaction = Transaction()
+    transaction.write(big, b"new\n")
+    transaction.write(tmp_path / "dir", b"x")
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(TransactionFailed) as caught:  # the second step fails: put back
+        transaction.commit()
+    assert caught.value.restored == [big] and big.read_text() == text
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+    transaction = Transaction()
+    transaction.write(big, b"new\n")
+    transaction.write(other, b"O\n")
+    transaction.commit()
+    assert big.read_bytes() == b"new\n" and len(os.listdir("/proc/self/fd")) == fds + 1
+    assert transaction.rollback() == ([big, other], [])  # a later step of the change failed
+    assert big.read_text() == text and other.read_text() == "o\n"
+    transaction.close()
+    assert len(os.listdir("/proc/self/fd")) == fds
 
 
 def test_transaction_commits_everything(tmp_path: Path) -> None:

@@ -213,3 +213,27 @@ def test_a_turn_heard_of_late_owns_what_changed_since_its_prompt(worktree: Path)
     # Never further back than a minute: a client cannot date a turn to last week.
     old = host.checkpoints.begin("ses", "t2", "", since=prompted - 86400)
     assert old.since is not None and old.started - old.since == turns.SINCE_AT_MOST
+
+
+def test_a_save_of_exactly_what_the_edit_wrote_does_not_block_its_undo(worktree: Path) -> None:
+    """The edit's write is known as toolhost's by the hash its transaction computed (not
+    hashed again): the editor saving that same text is not the person's work to keep."""
+    host = ToolHost(worktree)
+    target = worktree / "kept.txt"
+    target.write_text("alpha\nbeta\n")
+    session = "ses_saved"
+
+    async def edit() -> None:
+        read = await host.execute("read", {"filePath": str(target)}, session_id=session)
+        assert not read.is_error, read.output
+        args = {"filePath": str(target), "oldString": "beta", "newString": "gamma"}
+        result = await host.execute("edit", args, session_id=session)
+        assert not result.is_error, result.output
+
+    asyncio.run(edit())
+    host.checkpoints.saved(str(target))  # the editor saved the buffer holding the edit
+    host.checkpoints.end(session)
+    checkpoint = host.checkpoints.entries(session)[-1]["id"]
+    answer = host.checkpoints.restore(checkpoint)
+    assert answer["skipped"] == []
+    assert target.read_text() == "alpha\nbeta\n"

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
+from tools.changes import replacers
 from tools.changes.replacers import (
     AMBIGUOUS,
     IDENTICAL,
@@ -293,6 +294,32 @@ def test_spans_are_consistent_with_replace(data: st.DataObject) -> None:
         previous_end = end
     assert len({content[start:end] for start, end in spans}) == 1
     assert replace(content, old, new, replace_all) == splice(content, spans, new)
+
+
+@given(st.data(), st.sampled_from([replacers._WALK_LIMIT, 1]))
+def test_lines_found_without_splitting_are_the_split_ones(data: st.DataObject, limit: int) -> None:
+    """``_Lines`` finds the lines it is asked for with str.find and str.count from the
+    line starts it knows; what it finds is what splitting the text gives."""
+    content = data.draw(st.text(st.sampled_from(list("ab \n")), max_size=160))
+    full = _Lines(content)
+    assert full.starts is not None  # split
+    lazy = _Lines(content)
+    count = len(full.lines)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(replacers, "_WALK_LIMIT", limit)  # 1: far lines make it split
+        for needle in data.draw(st.lists(st.sampled_from(["a", "b", "ab", "ba", "b a"]))):
+            assert lazy.containing(needle) == full.containing(needle)
+        for _ in range(data.draw(st.integers(1, 6))):
+            i = data.draw(st.integers(0, count - 1))
+            j = data.draw(st.integers(i, count + 2))
+            assert lazy.line_start(i) == full.starts[i]
+            assert lazy.line(i) == full.lines[i]
+            assert lazy.span(i, j) == full.lines[i:j]
+            if i < j <= count:
+                assert lazy.block(i, j - i) == full.block(i, j - i)
+        assert lazy.count == count
+    if limit > len(content):
+        assert "lines" not in lazy.__dict__ and "starts" not in lazy.__dict__
 
 
 def _levenshtein_table(a: str, b: str) -> int:

@@ -218,8 +218,14 @@ class Layout:
             (self.workspace / name).write_text(text)
         # code-server's extension host takes PATH from the login shell, not from this
         # process, so the sidecar is named explicitly (the fast tier covers PATH lookup).
-        settings = {**USER_SETTINGS, "toolhost.serverCommand": [str(TOOLHOST), "serve"]}
+        command = {"toolhost.serverCommand": [str(TOOLHOST), "serve"]}
+        settings = {**USER_SETTINGS, **command}
         (self.user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=1))
+        # A setting the extension host updates (ConfigurationTarget.Global) goes to
+        # code-server's remote Machine settings, whose file then hides the User file's
+        # machine-overridable values, serverCommand included: name the sidecar there too.
+        (self.user_data / "Machine").mkdir(parents=True, exist_ok=True)
+        (self.user_data / "Machine" / "settings.json").write_text(json.dumps(command, indent=1))
 
     def env(self) -> dict[str, str]:
         xdg = self.tmp / "xdg"  # code-server writes into the home directory otherwise
@@ -233,6 +239,8 @@ class Layout:
             "TOOLHOST_DATA_DIR": str(self.tmp / "toolhost-data"),
             "TOOLHOST_E2E_MARKER": str(self.marker),
             "TOOLHOST_E2E_CONTROL": str(self.control),
+            # The network-ask step's loopback server, by a name the sidecar's proxy resolves.
+            "TOOLHOST_NETWORK_HOSTS": "files.e2e.test=127.0.0.1",
         }
 
     def dirs(self) -> list[str]:
@@ -688,6 +696,19 @@ def test_undo_last_agent_turn_from_the_palette_shows_the_dry_run_and_puts_it_bac
     assert user["clicked"] == "Undo"
     assert step["me"] == "before\n" and step["gone"] == "deleted by the agent\n"
     assert (scenario.shots / "undo-dry-run.png").is_file()
+
+
+def test_a_commands_connection_to_an_unlisted_host_waits_for_allow_in_a_notification(
+    scenario: Scenario,
+) -> None:
+    user = scenario.user("network-allow")
+    assert user["buttons"] == ["Allow", "Reject", "More…"], user
+    assert "bash wants to connect to “files.e2e.test” (port" in user["notification"], user
+    assert "“Always” would allow network access to files.e2e.test." in user["notification"]
+    step = scenario.step("network-ask")
+    assert not step["isError"], step["output"]
+    assert "hello /asked" in step["output"], step["output"]
+    assert any(r.startswith("files.e2e.test:") for r in step["network"]["reached"]), step
 
 
 def test_the_browser_saw_no_workbench_errors(scenario: Scenario) -> None:

@@ -116,15 +116,19 @@ class FakeEditor(WireClient):
                 raise EditorError(code=-32603, message="the disk is full")
             if not ls.saves:
                 return {"saved": []}
+            saved = []
             for uri in params["uris"]:
                 buffer = ls.buffers[uri]
+                if params.get("versions", {}).get(uri, buffer.version) != buffer.version:
+                    continue  # typed in since: as VS Code and Neovim, not saved
+                saved.append(uri)
                 if ls.transform is not None:
                     ls.type(buffer.path, ls.transform(buffer.text))
                 buffer.path.write_bytes(buffer.text.encode())
                 ls.text_document_did_save(
                     types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri))
                 )
-            return {"saved": params["uris"]}
+            return {"saved": saved}
 
         @self.feature("editor/openDocument")
         async def open_document(ls: FakeEditor, params: dict[str, Any]) -> dict[str, Any]:

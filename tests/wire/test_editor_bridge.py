@@ -128,7 +128,8 @@ async def test_edit_of_an_open_file_goes_through_the_editor(editor: FakeEditor, 
             "newText": "b = 20\n",
         }
     ]
-    assert editor.save_asks == [{"uris": [uri]}]
+    # Saved only as the edit left it: a buffer typed in since is not saved for the user.
+    assert editor.save_asks == [{"uris": [uri], "versions": {uri: editor.buffers[uri].version}}]
     assert editor.buffers[uri].text == "a = 1\nb = 20\nc = 3\n"
     assert path.read_text() == "a = 1\nb = 20\nc = 3\n"
 
@@ -234,9 +235,28 @@ async def test_an_editor_that_applies_but_never_saves_still_gets_the_disk_writte
 
     await ok(editor, "edit", {"filePath": str(path), "oldString": "change me", "newString": "done"})
 
-    assert editor.save_asks == [{"uris": [uri]}]
+    assert editor.save_asks == [{"uris": [uri], "versions": {uri: editor.buffers[uri].version}}]
     assert editor.buffers[uri].text == "keep\ndone\n"
     assert path.read_text() == "keep\ndone\n"
+
+
+async def test_typing_after_the_edit_landed_is_not_saved_for_the_user(
+    editor: FakeEditor, root: Path
+) -> None:
+    """The buffer matched the disk, the edit landed, and the user typed on before the
+    save came: the editor saves only the version the edit left, so it does not save."""
+    path = root / "typed-on.py"
+    uri = await opened_and_read(editor, path, "keep\nchange me\n")
+    editor.on_save = lambda: editor.type(path, "keep\ndone\ntyped on, unsaved\n")
+
+    result = await ok(
+        editor, "edit", {"filePath": str(path), "oldString": "change me", "newString": "done"}
+    )
+
+    assert result["output"] == "Edit applied successfully."
+    assert editor.buffers[uri].text == "keep\ndone\ntyped on, unsaved\n"
+    assert path.read_text() == "keep\ndone\n"  # exactly the change, not the typing
+    assert editor.disk_written == [uri]  # the editor keeps the disk's new timestamp
 
 
 async def test_a_format_on_save_is_kept_and_the_model_is_told(

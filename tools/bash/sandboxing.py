@@ -221,7 +221,9 @@ def guard_outcome(plan: Plan, finished: process.Finished, worktree: Path) -> lis
         plan.enforced.remove("new-repos")
         plan.missing.append(f"{NEW_REPOS}: {finished.guard or 'the guard did not start'}")
     lines: list[str] = []
-    for refused in finished.refused[: sandbox_denials.MAX_NOTED]:
+    # A missing protected path refused is told with the others (``sandbox_denials``).
+    repositories = [r for r in finished.refused if r.get("kind") != "protected"]
+    for refused in repositories[: sandbox_denials.MAX_NOTED]:
         path = refused.get("path", "")
         shown = relative(Path(path), worktree)
         if refused.get("kind") == "repository":
@@ -243,7 +245,7 @@ def guard_outcome(plan: Plan, finished: process.Finished, worktree: Path) -> lis
                 "folder), where git could find a repository the sandbox does not guard. "
                 "Copy the files into the project instead."
             )
-    more = len(finished.refused) - sandbox_denials.MAX_NOTED
+    more = len(repositories) - sandbox_denials.MAX_NOTED
     if more > 0:
         lines.append(f"({more} more were refused the same way.)")
     return lines

@@ -125,7 +125,7 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
     plan = plan_for(ctx, support, approved)
     gate = network_gate(ctx, plan, args.command)
     finished = await _run(args, ctx, workdir, plan, support is not None, timeout_ms, gate)
-    blocked = sandbox_denials.find(finished.output, plan, workdir)
+    blocked = sandbox_denials.find(finished.output, plan, workdir, finished.refused)
     offered = directories_to_offer(blocked, plan)
     notes: list[str] = []
     if offered and not finished.timed_out:
@@ -137,7 +137,7 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             plan = plan_for(ctx, support, [*approved, *offered])
             first = finished
             finished = await _run(args, ctx, workdir, plan, True, timeout_ms, gate)
-            blocked = sandbox_denials.find(finished.output, plan, workdir)
+            blocked = sandbox_denials.find(finished.output, plan, workdir, finished.refused)
             notes.append(rerun_note(offered, first, earlier, restored, skipped))
         else:
             ctx.editor.show_message(rejected_note(offered, earlier, ctx.worktree, to_person=True))
@@ -152,7 +152,7 @@ async def execute(args: BashParams, ctx: ToolContext) -> ToolResult:
             plan = plan_for(ctx, support, approved, repos=folders)
             first = finished
             finished = await _run(args, ctx, workdir, plan, True, timeout_ms, gate)
-            blocked = sandbox_denials.find(finished.output, plan, workdir)
+            blocked = sandbox_denials.find(finished.output, plan, workdir, finished.refused)
             notes.append(rerun_note(shown, first, earlier, restored, skipped, repository=True))
         elif answer is False:
             notes.append(f"The user did not allow making a git repository in {', '.join(shown)}.")

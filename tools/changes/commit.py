@@ -29,14 +29,14 @@ import contextlib
 import dataclasses
 import logging
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.changes import diagnostics, failures, fresh, review
 from tools.changes.changeset import ChangeSet, Described, FileChange, PreparedChange, new_text
-from tools.changes.diff import FileDiff, diff_texts, trim_diff
+from tools.changes.diff import FileDiff, diff_texts, rename_diff, trim_diff
 from tools.changes.load import single_file
 from tools.changes.rebase import Rebased
 from tools.changes.transaction import Transaction, TransactionFailed
@@ -96,23 +96,11 @@ def describe(change: FileChange, worktree: Path) -> Described:
     if change.replaced is not None:
         rename["options"] = {"overwrite": True}
     edits = _text_edit(change.move_to.as_uri(), diff)
-    return Described(change, diff, _rename_diff(diff.unified, rel, dest), [rename, *edits])
+    return Described(change, diff, rename_diff(diff.unified, rel, dest), [rename, *edits])
 
 
 def _text_edit(uri: str, diff: FileDiff) -> list[dict[str, Any]]:
     return workspace_edit(uri, diff.edits)["documentChanges"] if diff.edits else []
-
-
-def _rename_diff(unified: str, src: str, dest: str) -> str:
-    """git's rendering of a move: rename headers, then the content change if any."""
-    header = f"diff --git a/{src} b/{dest}\n"
-    if not unified:
-        return f"{header}similarity index 100%\nrename from {src}\nrename to {dest}\n"
-    body = unified.split("\n", 1)[1]
-    files = f"--- a/{src}\n+++ b/{src}\n"
-    if body.startswith(files):
-        body = f"--- a/{src}\n+++ b/{dest}\n" + body[len(files) :]
-    return f"{header}rename from {src}\nrename to {dest}\n{body}"
 
 
 def _file_entry(described: Described, worktree: Path) -> dict[str, Any]:
@@ -261,6 +249,7 @@ def disk_transaction(
     check: Any,
     disk: dict[Path, TextFile | None] | None = None,
     real: Any = None,
+    first: Callable[[], None] | None = None,
 ) -> Transaction:
     """Write every changed file but ``skip``, then delete (so a crash part way loses no
     content).  The committed transaction is returned so that it can still be undone.
@@ -268,6 +257,7 @@ def disk_transaction(
     ``disk``: what files with unsaved buffers get on disk instead of their final text
     (the agent's change on the disk's text; None: the disk stays as it is).
     ``real``: where each path was checked to be (``ctx.real``), which is what is touched.
+    ``first``: run once the writes are queued, before the transaction begins.
     """
     transaction = Transaction(check, real)
     originals, finals = changeset.originals(), changeset.finals()
@@ -288,7 +278,7 @@ def disk_transaction(
     for path, final in finals.items():
         if final is None and originals.get(path) is not None:
             transaction.delete(path)
-    transaction.commit()
+    transaction.commit(first)
     return transaction
 
 
@@ -415,45 +405,54 @@ async def _write(
     through_editor = editor_changes(ctx, changeset, described, unsaved.kept)
     skip = frozenset(p.change.path for p in through_editor) | unsaved.dropped
     touched = [ctx.real(p) for p in dict.fromkeys([*changeset.originals(), *changeset.finals()])]
-    if ctx.turn is not None:  # the turn keeps what they hold now, to put it back (undo)
-        await ctx.run_blocking(ctx.turn.keep, touched, ctx.tool)
+
+    def keep() -> None:  # the turn keeps what they hold now, to put it back (undo)
+        if ctx.turn is not None:
+            ctx.turn.keep(touched, ctx.tool)
+
+    def keep_and_write() -> Transaction:  # one worker thread for both (a hop costs a wake-up)
+        return disk_transaction(changeset, skip, ctx.abort.check, unsaved.disk, ctx.real, keep)
+
     try:
-        transaction = await ctx.run_blocking(
-            disk_transaction, changeset, skip, ctx.abort.check, unsaved.disk, ctx.real
-        )
+        transaction = await ctx.run_blocking(keep_and_write)
     except TransactionFailed as error:
         if patch:
             raise ToolError(failures.patch_transaction_failed(error, ctx.worktree)) from error
         raise ToolError(failures.write_failed(error.path, error.reason)) from error
     done: list[_EditorWrite] = []
-    for prepared in through_editor:
-        path = prepared.change.path
-        write = _EditorWrite(prepared, await ctx.run_blocking(_disk_bytes, path))
-        try:
-            await ctx.editor.write_change(ctx, prepared)
-        except BaseException as error:
-            if not isinstance(error, EditorRefusal):
-                done.append(write)  # it may have reached the buffer before failing
-            stuck = await _undo(ctx, done)
-            restored, unrestored = transaction.rollback()
-            if isinstance(error, EditorRefusal):
-                reason = failures.refused(path, prepared.diff.edits, error)
-            elif isinstance(error, OSError):
-                reason = error.strerror or str(error)
+    try:  # the transaction holds big files' old inodes open until then
+        for prepared in through_editor:
+            path = prepared.change.path
+            write = _EditorWrite(prepared, await ctx.run_blocking(_disk_bytes, path))
+            try:
+                await ctx.editor.write_change(ctx, prepared)
+            except BaseException as error:
+                if not isinstance(error, EditorRefusal):
+                    done.append(write)  # it may have reached the buffer before failing
+                stuck = await _undo(ctx, done)
+                restored, unrestored = transaction.rollback()
+                if isinstance(error, EditorRefusal):
+                    reason = failures.refused(path, prepared.diff.edits, error)
+                elif isinstance(error, OSError):
+                    reason = error.strerror or str(error)
+                    if not patch:
+                        raise ToolError(failures.write_failed(path, reason)) from error
+                else:
+                    raise  # cancellation and bugs: put back, then passed on
                 if not patch:
-                    raise ToolError(failures.write_failed(path, reason)) from error
-            else:
-                raise  # cancellation and bugs: put back, then passed on
-            if not patch:
-                raise ToolError(reason) from error
-            changed = restored + [w.prepared.change.path for w in done]
-            message = failures.patch_editor_failed(
-                reason, ctx.worktree, changed, unrestored + stuck
-            )
-            raise ToolError(message) from error
-        done.append(write)
-    if ctx.turn is not None:
-        await ctx.run_blocking(ctx.turn.wrote, touched)
+                    raise ToolError(reason) from error
+                changed = restored + [w.prepared.change.path for w in done]
+                message = failures.patch_editor_failed(
+                    reason, ctx.worktree, changed, unrestored + stuck
+                )
+                raise ToolError(message) from error
+            done.append(write)
+    finally:
+        transaction.close()
+    if ctx.turn is not None and all(p in transaction.written for p in touched):
+        ctx.turn.wrote(touched, transaction.written)  # hashed for its journal: no disk read
+    elif ctx.turn is not None:  # the editor's writes (and deletions) are looked at on disk
+        await ctx.run_blocking(ctx.turn.wrote, touched, transaction.written)
     return through_editor
 
 
@@ -503,7 +502,10 @@ async def commit(
     (``write``).  ``patch``: failures are worded for a patch (which files were put back).
     """
     described = await _describe_all(ctx, changeset)
-    plan = await ctx.run_blocking(review.plan, changeset, described, ctx.worktree)
+    # Without unsaved buffers the plan reads no disk: a small one is not worth a thread.
+    inline = not changeset.unsaved and sum(len(d.unified) for d in described) < THREAD_DIFF_CHARS
+    at = (changeset, described, ctx.worktree)
+    plan = review.plan(*at) if inline else await ctx.run_blocking(review.plan, *at)
     reply = await _ask(ctx, changeset, described, title, ask_metadata or {}, plan)
     narrowed = review.narrow(changeset, plan, reply, ctx.worktree)
     # A review may take minutes: files changed meanwhile get the change on their new text.
@@ -516,7 +518,7 @@ async def commit(
     if refreshed.changeset is not changeset:
         changeset = refreshed.changeset
         described = await _describe_all(ctx, changeset)
-    rebased = await ctx.run_blocking(review.rebase_unsaved, changeset)
+    rebased = await ctx.run_blocking(review.rebase_unsaved, changeset) if changeset.unsaved else {}
     unsaved = plan_unsaved(ctx, changeset, reply, rebased)
     if unsaved.dropped and set(changeset.finals()) <= unsaved.dropped:
         raise ToolError(" ".join(unsaved.notes) + " Nothing was written.")

@@ -1,4 +1,5 @@
-"""Git-style unified diffs of one file: ``diff_texts`` (text, counts, LSP edits), ``trim_diff``.
+"""Git-style unified diffs of one file: ``diff_texts`` (text, counts, LSP edits), ``trim_diff``,
+``rename_diff`` (a move).
 
 Pure and LSP-library free: protocol shapes are plain dicts so the tool layer stays
 importable without pygls/lsprotocol.  Only the lines around the change are split
@@ -17,7 +18,7 @@ from tools.changes.positions import PositionEncoding, has_lone_cr
 from tools.changes.workspace_edit import text_edits
 from tools.fsio.paths import visible
 
-__all__ = ["FileDiff", "diff_texts", "trim_diff"]
+__all__ = ["FileDiff", "diff_texts", "rename_diff", "trim_diff"]
 
 _NO_EOL = "\\ No newline at end of file\n"
 _FILE_MODE = "100644"
@@ -148,6 +149,18 @@ def diff_texts(
         deletions=deletions,
         edits=text_edits(old, a, b, codes, position_encoding, lead, at_end),
     )
+
+
+def rename_diff(unified: str, src: str, dest: str) -> str:
+    """git's rendering of a move: rename headers, then the content change if any."""
+    header = f"diff --git a/{src} b/{dest}\n"
+    if not unified:
+        return f"{header}similarity index 100%\nrename from {src}\nrename to {dest}\n"
+    body = unified.split("\n", 1)[1]
+    files = f"--- a/{src}\n+++ b/{src}\n"
+    if body.startswith(files):
+        body = f"--- a/{src}\n+++ b/{dest}\n" + body[len(files) :]
+    return f"{header}rename from {src}\nrename to {dest}\n{body}"
 
 
 _AFFIX_BLOCK = 1 << 16

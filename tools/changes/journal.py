@@ -2,8 +2,9 @@
 
 A ``Transaction`` (``tools.changes.transaction``) puts every path back itself when a
 step fails, but a process killed with ``kill -9`` (or a power cut) runs no rollback.
-So before its first step it writes a journal: what every path held (a copy of each
-file's bytes), what it is about to hold (a hash), and the temp file each write goes
+So before its first step it writes a journal: what every path held (each file's bytes:
+a copy, or for a big file a second name for its old inode, which the write's rename
+leaves as it is), what it is about to hold (a hash), and the temp file each write goes
 through; it keeps the journal locked (``flock``) while it runs and removes it when it
 is done.  ``recover()`` runs when toolhost starts: a journal nobody holds belongs to
 a transaction that died, and each of its paths is rolled back:
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tools.fsio import dirfd
+from tools.fsio.held import Held
 from tools.truncation import data_dir
 
 log = logging.getLogger("toolhost.journal")
@@ -103,9 +105,17 @@ class Journal:
 
     @classmethod
     def begin(
-        cls, entries: Sequence[Entry], backups: dict[str, bytes], txid: str, *, durable: bool
+        cls,
+        entries: Sequence[Entry],
+        backups: dict[str, bytes | Held],
+        txid: str,
+        *,
+        durable: bool,
     ) -> Journal:
         """Write and lock the journal (backups first, the entries last).
+
+        A backup is the bytes, or the file's inode held open (``Held``): a second name
+        for the inode, which the transaction's rename leaves as it is, and no copy.
 
         ``durable`` flushes it to disk first, so it survives a power cut too; a
         single-file change does not need that (its one rename is all or nothing), and
@@ -116,7 +126,10 @@ class Journal:
         folder = root / txid
         folder.mkdir(mode=0o700)
         for name, data in backups.items():
-            _write(folder / name, data, flush=durable)
+            if isinstance(data, Held):
+                _keep(folder / name, data, flush=durable)
+            else:
+                _write(folder / name, data, flush=durable)
         body = {"version": VERSION, "pid": os.getpid(), "entries": [e.to_json() for e in entries]}
         tmp = folder / "journal.json.tmp"
         _write(tmp, json.dumps(body).encode(), flush=durable)
@@ -253,6 +266,17 @@ def _write(path: Path, data: bytes, *, flush: bool) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _keep(path: Path, held: Held, *, flush: bool) -> None:
+    """The held inode under a second name; a copy where the kernel will not link it."""
+    try:
+        held.link(path)
+    except OSError:
+        _write(path, held.read(), flush=flush)
+        return
+    if flush:
+        os.fsync(held.fd)  # the linked bytes reach the disk (the folder is flushed after)
 
 
 def _fsync_dir(folder: Path) -> None:

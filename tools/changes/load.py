@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tools.changes.changeset import ChangeSet, FileChange
 from tools.changes.failures import unencodable
-from tools.changes.replacers import IDENTICAL, Span, find_match, splice
+from tools.changes.replacers import IDENTICAL, Span, find_match, replace_found, splice
 from tools.context import ToolContext
 from tools.errors import NotFoundError, ToolError
 from tools.fsio import TextFile, dirfd, read_text, to_line_endings, writable
@@ -119,8 +119,10 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, i
         raise ToolError(IDENTICAL)
     spans = find_match(text, old, replace_all)
     if crlf:
-        spans = [_keep_crlf(text, span, old) for span in spans]
-    return splice(text, spans, new), len(spans)
+        kept = [_keep_crlf(text, span, old) for span in spans]
+        if kept != spans:  # no longer whole occurrences of one piece
+            return splice(text, kept, new), len(kept)
+    return replace_found(text, spans, new), len(spans)
 
 
 def _keep_crlf(text: str, span: Span, old: str) -> Span:

@@ -24,6 +24,7 @@ import errno
 import logging
 import os
 import stat
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from typing import Literal
 from tools.changes import journal
 from tools.changes.journal import Entry, Journal
 from tools.fsio import atomic_write, dirfd, writable
+from tools.fsio.held import Held
 from tools.fsio.paths import resolve_once
 
 __all__ = ["Transaction", "TransactionFailed"]
@@ -41,6 +43,12 @@ log = logging.getLogger("toolhost.tools.changes")
 Action = Literal["write", "delete"]
 Resolver = Callable[[Path], Path]
 
+# A file this big is held open rather than read before the change (``Held``): its bytes
+# are read only for a rollback, and the journal links it instead of copying it. At most
+# this many per transaction, so a patch of many big files cannot run out of fds.
+HOLD_BYTES = 256 * 1024
+HOLD_FILES = 32
+
 
 @dataclass(frozen=True)
 class _Op:
@@ -48,6 +56,7 @@ class _Op:
     path: Path
     data: bytes = b""
     mode: int | None = None
+    digest: Callable[[], str] | None = None  # a big write's sha256, being taken meanwhile
 
 
 @dataclass(frozen=True)
@@ -56,12 +65,16 @@ class _Original:
 
     path: Path
     kind: Literal["absent", "file", "symlink", "directory"]
-    data: bytes = b""
+    data: bytes = b""  # a file's bytes, unless ``held``
     mode: int | None = None
     link: str = ""
     created_dirs: tuple[Path, ...] = ()  # made for this path, deepest first
     read_only: bool = False  # a file whose own mode forbids writing it
     times_ns: tuple[int, int] | None = None  # a file's (atime, mtime), put back with it
+    held: Held | None = None  # a big file's inode, open: its bytes are read when needed
+
+    def content(self) -> bytes:
+        return self.held.read() if self.held is not None else self.data
 
 
 @dataclass(eq=False)
@@ -94,9 +107,13 @@ class Transaction:
         self._order: list[Path] = []
         self._id = journal.new_id()
         self._failed_op: _Op | None = None  # the op whose path could not be looked at
+        # sha256 of what each written path (by real path) holds once committed: the journal
+        # needs it, and the checkpoints take it from here rather than hash the file again.
+        self.written: dict[Path, str] = {}
 
     def write(self, path: Path, data: bytes, mode: int | None = None) -> None:
-        self._ops.append(_Op("write", path, data, mode))
+        digest = _digest_meanwhile(data) if len(data) >= HOLD_BYTES else None
+        self._ops.append(_Op("write", path, data, mode, digest))
 
     def delete(self, path: Path) -> None:
         self._ops.append(_Op("delete", path))
@@ -106,9 +123,21 @@ class Transaction:
         """Paths changed so far, in the order they were first touched."""
         return list(self._order)
 
-    def commit(self) -> None:
+    def commit(self, first: Callable[[], None] | None = None) -> None:
+        """Run every step, or none (a failure rolls back); ``close`` once no ``rollback``
+        can be wanted any more. ``first`` runs before anything is looked at (while big
+        writes' hashes are being taken)."""
+        if first is not None:
+            first()
         if not self._ops:
             return
+        try:
+            self._commit()
+        except BaseException:
+            self.close()  # rolled back already
+            raise
+
+    def _commit(self) -> None:
         try:
             self._snapshot_all()
         except (OSError, _Refused) as error:
@@ -141,6 +170,12 @@ class Transaction:
         """
         return self._rollback()
 
+    def close(self) -> None:
+        """No rollback will be asked for any more: let go of the files held open."""
+        for original in self._originals.values():
+            if original.held is not None:
+                original.held.close()
+
     # --- before the first step ------------------------------------------------------------
 
     def _key(self, op: _Op) -> Path:
@@ -155,12 +190,13 @@ class Transaction:
             self._failed_op = op
             key = self._key(op)
             if key not in self._originals:
-                self._originals[key] = _snapshot(key, creating=op.action == "write")
+                hold = sum(o.held is not None for o in self._originals.values()) < HOLD_FILES
+                self._originals[key] = _snapshot(key, creating=op.action == "write", hold=hold)
         self._failed_op = None
 
     def _begin_journal(self) -> Journal | None:
         entries: dict[Path, Entry] = {}
-        backups: dict[str, bytes] = {}
+        backups: dict[str, bytes | Held] = {}
         for number, op in enumerate(self._ops):
             key = self._key(op)
             original = self._originals[key]
@@ -168,14 +204,18 @@ class Transaction:
             backup = earlier.backup if earlier else None
             if backup is None and original.kind == "file":
                 backup = f"{len(backups)}.bak"
-                backups[backup] = original.data
+                backups[backup] = original.held or original.data
+            if op.action == "write":
+                self.written[key] = op.digest() if op.digest else journal.digest(op.data)
+            else:
+                self.written.pop(key, None)
             entries[key] = Entry(
                 path=key,
                 kind=original.kind,
                 mode=original.mode,
                 link=original.link,
                 backup=backup,
-                after=journal.digest(op.data) if op.action == "write" else None,
+                after=self.written[key] if op.action == "write" else None,
                 temp=dirfd.temp_name(key.name, self._tag(number)) if op.action == "write" else None,
                 created_dirs=original.created_dirs,
             )
@@ -228,6 +268,20 @@ class Transaction:
         return restored, unrestored
 
 
+def _digest_meanwhile(data: bytes) -> Callable[[], str]:
+    """The sha256 of ``data``, taken on a thread of its own (hashlib lets go of the GIL) while
+    the caller goes on, e.g. the checkpoint copies the file (``commit``'s ``first``)."""
+    found: list[str] = []
+    thread = threading.Thread(target=lambda: found.append(journal.digest(data)), daemon=True)
+    thread.start()
+
+    def wait() -> str:
+        thread.join()
+        return found[0] if found else journal.digest(data)
+
+    return wait
+
+
 class _Refused(Exception):
     """A path the transaction will not replace (it could not put it back)."""
 
@@ -242,7 +296,7 @@ class _ReadOnly(PermissionError):
         )
 
 
-def _snapshot(path: Path, *, creating: bool) -> _Original:
+def _snapshot(path: Path, *, creating: bool, hold: bool = False) -> _Original:
     try:
         info = dirfd.lstat(path)
     except NotADirectoryError:
@@ -253,10 +307,17 @@ def _snapshot(path: Path, *, creating: bool) -> _Original:
     if stat.S_ISLNK(info.st_mode):
         return _Original(path, "symlink", link=dirfd.readlink(path))
     if stat.S_ISREG(info.st_mode):
-        data, info = dirfd.read_file(path)
+        held = None
+        if hold and info.st_size >= HOLD_BYTES:
+            held = Held.open(path)
+            data, info = b"", held.info
+        else:
+            data, info = dirfd.read_file(path)
         mode = stat.S_IMODE(info.st_mode)
         times = (info.st_atime_ns, info.st_mtime_ns)
-        return _Original(path, "file", data, mode, read_only=not writable(info), times_ns=times)
+        return _Original(
+            path, "file", data, mode, read_only=not writable(info), times_ns=times, held=held
+        )
     if stat.S_ISDIR(info.st_mode):
         return _Original(path, "directory")  # replacing or unlinking it fails untouched
     raise _Refused(f"{path} is not a regular file")
@@ -284,7 +345,7 @@ def _restore(original: _Original) -> bool:
         return False
     path = original.path
     if original.kind == "file":
-        atomic_write(path, original.data, original.mode, real=path)
+        atomic_write(path, original.content(), original.mode, real=path)
         if original.times_ns is not None:
             # Its old timestamp too: an editor holding the file unsaved would otherwise
             # warn on its next save that the file changed since it was read.
@@ -315,7 +376,9 @@ def _unchanged(original: _Original) -> bool:
     if original.kind == "file" and stat.S_ISREG(info.st_mode):
         if stat.S_IMODE(info.st_mode) != original.mode:
             return False
-        return dirfd.read_file(path)[0] == original.data
+        if original.held is not None and original.held.same_file(info):
+            return True  # never replaced (a write renames a new file over it)
+        return dirfd.read_file(path)[0] == original.content()
     return False
 
 

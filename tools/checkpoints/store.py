@@ -39,6 +39,10 @@ def checkpoints_root() -> Path:
     return data_dir() / "checkpoints"
 
 
+def new_checkpoint_id() -> str:
+    return f"chk_{time.time_ns():x}{os.urandom(3).hex()}"  # secrets.token_hex, without hmac
+
+
 def worktree_folder(worktree: Path) -> Path:
     real = os.path.realpath(worktree)
     key = hashlib.sha256(real.encode()).hexdigest()[:16]

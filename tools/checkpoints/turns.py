@@ -26,7 +26,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from tools.checkpoints.store import (
     digest_file,
     iso_time,
     missing_parents,
+    new_checkpoint_id,
     read_json,
     session_of,
     worktree_folder,
@@ -52,10 +53,6 @@ MAX_AGE_DAYS = 14.0
 MAX_BYTES = 512 << 20
 SINCE_AT_MOST = 60.0  # how far back a client's ``since`` may put a turn's start (s)
 _ids = itertools.count(1)
-
-
-def new_checkpoint_id() -> str:
-    return f"chk_{time.time_ns():x}{os.urandom(3).hex()}"  # secrets.token_hex, without hmac
 
 
 @dataclass
@@ -77,7 +74,7 @@ class Turn:
     _scan: threading.Thread | None = None
     _runs: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _on_written: Callable[[Iterable[Path]], None] | None = None
+    _on_written: Callable[[Iterable[Path], Mapping[Path, str]], None] | None = None
     _on_created: Callable[[], None] | None = None
 
     def meta(self) -> dict[str, Any]:
@@ -106,10 +103,10 @@ class Turn:
         run.mkdir(parents=True)
         return run
 
-    def wrote(self, paths: Iterable[Path]) -> None:
-        """The file tools wrote ``paths``: what they hold now is toolhost's, not the person's."""
+    def wrote(self, paths: Iterable[Path], known: Mapping[Path, str] | None = None) -> None:
+        """The file tools wrote ``paths`` (``known``: some of their sha256s): now toolhost's."""
         if self._on_written is not None:
-            self._on_written(paths)
+            self._on_written(paths, known or {})
 
     def keep(self, paths: Iterable[Path], tool: str) -> None:
         """A file tool is about to change ``paths``: keep what they hold (blocking)."""
@@ -183,9 +180,10 @@ class Checkpoints:
         turn_id: str | None = None,
         *,
         client: str | None = None,
-        title: str = "",
+        title: str | Callable[[], str] = "",
     ) -> Turn:
-        """The turn a call belongs to (quick: the folder is made, the scan runs apart)."""
+        """The turn a call belongs to (quick: the folder is made, the scan runs apart).
+        ``title``: a new turn's title, or what makes it (called only if one begins)."""
         with self._lock:
             current = self._open.get(session_id)
             now = time.monotonic()
@@ -195,7 +193,8 @@ class Checkpoints:
                 if same:
                     current.last = now
                     return current
-            return self.begin(session_id, turn_id or f"turn_{next(_ids)}", title, client=client)
+            named = title if isinstance(title, str) else title()
+            return self.begin(session_id, turn_id or f"turn_{next(_ids)}", named, client=client)
 
     def begin(
         self,
@@ -372,11 +371,11 @@ class Checkpoints:
             with self._lock:
                 self._saves.setdefault(os.path.realpath(path), set()).add(sha)
 
-    def wrote(self, paths: Iterable[Path]) -> None:
-        """toolhost's file tools wrote ``paths`` (what they hold now is toolhost's)."""
+    def wrote(self, paths: Iterable[Path], known: Mapping[Path, str] | None = None) -> None:
+        """What ``paths`` hold is toolhost's writes (``known``: sha256s its journal took)."""
         for path in paths:
             try:
-                sha = digest_file(path)
+                sha = (known or {}).get(path) or digest_file(path)
             except FileNotFoundError:
                 sha = "absent"
             except OSError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -72,3 +73,30 @@ def secret_dirs(*, relays: bool = True) -> list[str]:
     patterns = relay_runtime_patterns() if relays else []
     found = [path for pattern in patterns for path in glob.glob(pattern)]
     return [*runtime_dirs(), *sorted(found), state_dir()]
+
+
+class OwnFolders:
+    """toolhost's own folders, no tool may reach them: as text, each also with a trailing
+    slash, so the guard's test of a path is one C-level call per kind."""
+
+    __slots__ = ("folders", "relays", "under_folders")
+
+    def __init__(self, folders: tuple[str, ...], relays: tuple[str, ...]) -> None:
+        self.folders = folders  # the runtime folders and the trust store's
+        self.under_folders = tuple(f + "/" for f in folders)
+        self.relays = relays  # what a relay's folder's path starts with (toolhost-acp-)
+
+
+def own_folders() -> OwnFolders:
+    """toolhost's folders as this process's environment places them now."""
+    environ = os.environ
+    return _own_folders(
+        environ.get("XDG_RUNTIME_DIR"), environ.get("XDG_STATE_HOME"), environ.get("HOME")
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _own_folders(*_inputs: str | None) -> OwnFolders:
+    """toolhost's folders, worked out once per environment (what they derive from)."""
+    folders = (*runtime_dirs(), state_dir())
+    return OwnFolders(folders, tuple(p.removesuffix("*") for p in relay_runtime_patterns()))

@@ -9,14 +9,12 @@ socket a client trusts, and the trust store's folder)."""
 
 from __future__ import annotations
 
-import functools
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tools.arguments.malformed import control_problem
-from tools.config.dirs import relay_runtime_patterns, runtime_dirs, secret_dirs, state_dir
+from tools.config.dirs import OwnFolders, own_folders, relay_runtime_patterns, secret_dirs
 from tools.errors import PermissionDeniedError, ToolError
 from tools.fsio.openat2 import has_no_symlinks, is_own_real_path
 from tools.fsio.paths import control_character, real_under_text
@@ -69,7 +67,7 @@ async def assert_external_directory(
         ctx.pins.pin(folder, real_folder)  # where the name itself lives (a delete)
     # physical: `link/..` is the link target's parent
     ctx.pins.pin(written_text, resolved_text)
-    refuse_secret(written_text, resolved_text)
+    refuse_secret(written_text, resolved_text, ctx.host.own_folders)
     roots = ctx.host.roots  # inside a root: equal to it, or under it (one C-level test each)
     resolved_inside = resolved_text in roots.real or resolved_text.startswith(roots.real_prefixes)
     if resolved_inside and (
@@ -88,9 +86,12 @@ async def assert_external_directory(
     )
 
 
-def secret_folder(*paths: str) -> str | None:
-    """The toolhost folder (runtime, trust store) one of ``paths`` is in, else None."""
-    places = _secret_places(*_place_inputs())
+def secret_folder(*paths: str, places: OwnFolders | None = None) -> str | None:
+    """The toolhost folder (runtime, trust store) one of ``paths`` is in, else None.
+    ``places``: toolhost's folders as a host worked them out (``own_folders``), else
+    as this process's environment places them now."""
+    if places is None:
+        places = own_folders()
     for path in paths:  # one C-level test per path and kind: every file tool call asks
         if path in places.folders or path.startswith(places.under_folders):
             return next(f for f in places.folders if path == f or path.startswith(f + "/"))
@@ -100,31 +101,11 @@ def secret_folder(*paths: str) -> str | None:
     return None
 
 
-def _place_inputs() -> tuple[str | None, ...]:
-    """What the places of toolhost's folders are derived from."""
-    environ = os.environ
-    return (environ.get("XDG_RUNTIME_DIR"), environ.get("XDG_STATE_HOME"), environ.get("HOME"))
-
-
-@dataclass(frozen=True)
-class _Places:
-    folders: tuple[str, ...]  # the runtime folders and the trust store's
-    under_folders: tuple[str, ...]  # each with a trailing slash
-    relays: tuple[str, ...]  # what a relay's folder's path starts with (toolhost-acp-)
-
-
-@functools.lru_cache(maxsize=8)
-def _secret_places(*_inputs: str | None) -> _Places:
-    """toolhost's folders, worked out once per environment."""
-    folders = (*runtime_dirs(), state_dir())
-    relays = tuple(pattern.removesuffix("*") for pattern in relay_runtime_patterns())
-    return _Places(folders, tuple(f + "/" for f in folders), relays)
-
-
-def refuse_secret(written: str, resolved: str) -> None:
+def refuse_secret(written: str, resolved: str, places: OwnFolders | None = None) -> None:
     """Refuse a path in toolhost's own folders: no rule or answer may open them.
-    ``resolved``: the path's real path (the guard above has resolved it)."""
-    secret = secret_folder(written, resolved)
+    ``resolved``: the path's real path (the guard above has resolved it); ``places``:
+    the folders as the calling host has them (``own_folders``)."""
+    secret = secret_folder(written, resolved, places=places)
     if secret is None:
         return
     raise PermissionDeniedError(

@@ -60,6 +60,8 @@ class PermissionService:
         return [a.rule for a in self.approvals if a.scope != "session"]
 
     def approved_for(self, session_id: str | None) -> Ruleset:
+        if not self.approvals:  # most asks: none given yet
+            return []
         return [
             a.rule for a in self.approvals if a.scope != "session" or a.session_id == session_id
         ]
@@ -189,14 +191,16 @@ class PermissionService:
         policy: Policy | None = None,
     ) -> bool:
         """True when a pattern's rule is ``ask``; raise when one is denied."""
-        ruleset = self.ruleset(agent) if policy is None else []
+        ruleset = self._base_rules(agent) if policy is None else []
         approved = self.approved_for(session_id) if policy is None else []
         needs_ask = False
         for pattern in patterns:
             if policy is not None:
                 rule = policy.decide(permission, pattern)
-            else:
+            elif approved:
                 rule = evaluate(permission, pattern, ruleset, approved)
+            else:  # the same answer, without a pass over an empty list
+                rule = evaluate(permission, pattern, ruleset)
             if rule.action == "deny":
                 matching = (
                     policy.relevant(permission)

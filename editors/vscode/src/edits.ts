@@ -8,7 +8,7 @@
  */
 import * as vscode from 'vscode';
 import { LanguageClient, ResponseError } from 'vscode-languageclient/node';
-import { errorText, traceWarn } from './common/logging';
+import { errorText, traceInfo, traceWarn } from './common/logging';
 import { RequestFamily } from './common/server';
 
 /** An LSP error code of our own: a client request that failed (LSP's RequestFailed). */
@@ -19,20 +19,32 @@ export class EditsFamily implements RequestFamily {
 
   register(client: LanguageClient): vscode.Disposable[] {
     return [
-      client.onRequest('editor/saveDocuments', (params: { uris?: unknown }) => saveDocuments(params)),
+      client.onRequest('editor/saveDocuments', (params: SaveParams) => saveDocuments(params)),
       client.onRequest('editor/openDocument', (params: { uri?: unknown }) => openDocument(params)),
     ];
   }
 }
 
+/** `versions`: save a document only at that version (the user typed in it since: not saved). */
+type SaveParams = { uris?: unknown; versions?: unknown };
+
 /** Saves each open document; `saved` lists the ones now on disk as the buffer holds them. */
-export async function saveDocuments(params: { uris?: unknown }): Promise<{ saved: string[] }> {
+export async function saveDocuments(params: SaveParams): Promise<{ saved: string[] }> {
   const uris = Array.isArray(params?.uris)
     ? params.uris.filter((u): u is string => typeof u === 'string')
     : [];
+  const versions = (params?.versions && typeof params.versions === 'object' ? params.versions : {}) as Record<
+    string,
+    unknown
+  >;
   const saved: string[] = [];
   for (const uri of uris) {
     const document = findOpenDocument(vscode.Uri.parse(uri));
+    const wanted = versions[uri];
+    if (document && typeof wanted === 'number' && document.version !== wanted) {
+      traceInfo(`editor/saveDocuments: ${uri} was typed in since the edit; left unsaved`);
+      continue;
+    }
     try {
       if (document && (await document.save())) {
         saved.push(uri);

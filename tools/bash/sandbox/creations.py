@@ -33,6 +33,9 @@ Refused with EPERM, and reported (``refused``): a name git takes for a repositor
 or a name that makes its folder a git dir git finds by itself (``HEAD`` beside
 ``objects`` or ``commondir``, either made second),
 except in and below a folder a person allowed (``allowed``: ``sandbox.repositories``);
+a missing protected path (``unmade``: ``.vscode``, ``.nvim.lua``, ``.claude``… that
+``masks`` would otherwise hold with a placeholder the user's file explorer sees come
+and go), in any case, never allowed;
 a symlink that leads through a folder the command may change outside the guarded ones
 (git would find a repository made there). A folder moved in from outside the guarded
 folders (the temp dir, a git dir) gets EXDEV, so ``mv`` copies it and each name it
@@ -54,11 +57,11 @@ import os
 import re
 import stat
 import struct
-import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from tools.bash.sandbox.names import folded, is_repository_name
 from tools.bash.sandbox.notify import Listener, Notification, read_bytes, read_path, signed, table
 from tools.bash.sandbox.syscalls import openat2, renameat2
 
@@ -78,14 +81,6 @@ _NOT_MADE = os.O_PATH | os.O_DIRECTORY | getattr(os, "O_TMPFILE", 0)
 # A descriptor of the process itself, by the path a program links an O_TMPFILE with.
 _OWN_FD = re.compile(rb"^/(?:proc/(?:self|thread-self)|dev)/fd/(\d+)$")
 
-# Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties): a case-folding file
-# system may ignore them, and "." + U+200C + "git" would then be ".git".
-_IGNORABLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
-)
-
 _T = TypeVar("_T")
 
 
@@ -96,21 +91,6 @@ class _Gone:
 GONE = _Gone()
 _TABLE = table()
 _NAMES: dict[int, str] = _TABLE.names() if _TABLE is not None else {}
-
-
-def is_repository_name(name: bytes) -> bool:
-    """Whether git could find a repository by this name: ``.git``, in any case (a
-    case-folding folder: ext4's ``chattr +F``, vfat) and with ignorable code points."""
-    if name.lower() == b".git":
-        return True
-    if name.isascii():
-        return False
-    try:
-        text = name.decode("utf-8")
-    except UnicodeDecodeError:
-        return False  # stored as opaque bytes: never folded to ".git"
-    folded = unicodedata.normalize("NFD", _IGNORABLE.sub("", text)).casefold()
-    return unicodedata.normalize("NFD", folded) == ".git"
 
 
 @dataclass
@@ -138,12 +118,15 @@ class Creations:
         free: list[str],
         writable: list[str],
         allowed: list[str],
+        unmade: Sequence[str] = (),
     ) -> None:
         self.listener = listener
         self.guarded = [os.path.realpath(p) for p in guarded]
         self.free = [os.path.realpath(p) for p in free]
         self.writable = [os.path.realpath(p) for p in writable]
         self.allowed = {os.path.realpath(p) for p in allowed}
+        # Missing protected paths (``masks``) never made here: (folder, folded name).
+        self.unmade = {_folded_path(p) for p in unmade}
         # What was refused, in order: {"kind": "repository", "path": the folder it was
         # to be made in} or {"kind": "symlink", "path": the link}.
         self.refused: list[dict[str, str]] = []
@@ -371,15 +354,19 @@ class Creations:
 
     def _refuse(self, n: Notification, spot: _Spot, *, replacing: bool = False) -> bool:
         """Answer EPERM (or EEXIST) when ``spot`` names a repository where none may be
-        made; False when the name is allowed."""
-        if not (is_repository_name(spot.name) or _completes_git_dir(spot)):
-            return False
-        if any(_inside(spot.path, a) for a in self.allowed):
+        made, or a protected path that is missing; False when the name is allowed."""
+        if (spot.path, folded(spot.name)) in self.unmade:
+            kind, where = "protected", os.path.join(spot.path, os.fsdecode(spot.name))
+        elif is_repository_name(spot.name) or _completes_git_dir(spot):
+            if any(_inside(spot.path, a) for a in self.allowed):
+                return False
+            kind, where = "repository", spot.path
+        else:
             return False
         if not replacing and _lstat(spot) is not None:
             self._answer(n, error=errno.EEXIST)  # as the kernel would: nothing is made
             return True
-        self._note("repository", spot.path)
+        self._note(kind, where)
         self._answer(n, error=errno.EPERM)
         return True
 
@@ -505,6 +492,11 @@ _HANDLERS: dict[str, Callable[[Creations, Notification, list[_Spot]], bool]] = {
 # a HEAD beside objects (and refs), or beside a commondir file naming where they are.
 _GIT_DIR_PAIRS = {b"head": (b"objects", b"commondir"), b"objects": (b"HEAD",)}
 _GIT_DIR_PAIRS[b"commondir"] = _GIT_DIR_PAIRS[b"objects"]
+
+
+def _folded_path(path: str) -> tuple[str, str | None]:
+    folder, name = os.path.split(path)
+    return folder, folded(os.fsencode(name))
 
 
 def _completes_git_dir(spot: _Spot) -> bool:

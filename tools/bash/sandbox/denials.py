@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -44,11 +45,15 @@ class Blocked:
     kind: Literal["outside", "protected"]
 
 
-def find(output: str, plan: Plan, cwd: Path) -> list[Blocked]:
-    """The paths the output says could not be written and the plan refuses, in order."""
+def find(
+    output: str, plan: Plan, cwd: Path, refused: Sequence[dict[str, str]] = ()
+) -> list[Blocked]:
+    """The paths the plan refused: the missing protected paths the supervisor refused to
+    make (``refused``, from ``creations``), then those the output says could not be
+    written, in order."""
     if "fs-write" not in plan.enforced:
         return []
-    found: list[Blocked] = []
+    found = [Blocked(r["path"], "protected") for r in refused if r.get("kind") == "protected"]
     for line in output.splitlines():
         if not _REFUSED.search(line):
             continue
@@ -81,7 +86,7 @@ _KERNEL_FILES = ("/proc", "/sys")
 def _refusal(path: str, plan: Plan) -> Literal["outside", "protected"] | None:
     if any(_inside(path, p) for p in _KERNEL_FILES):
         return None
-    if any(_inside(path, p) for p in [*plan.protected, *plan.masked]):
+    if any(_inside(path, p) for p in [*plan.protected, *plan.masked, *plan.unmade]):
         return "protected"
     allowed = [*plan.writable, *plan.devices]
     if any(_inside(path, p) for p in allowed):

@@ -190,7 +190,9 @@ class Guard:
                 plan.writable.append(tmpdir)
                 plan.free.append(tmpdir)
             if plan.masked and (plan.namespaces or plan.engine == "bwrap"):
-                plan.protected += self.placeholders.take(call_id, plan.masked)
+                # The guarded folders' missing names are refused by ``creations`` instead.
+                wanted = [p for p in plan.masked if p not in plan.unmade]
+                plan.protected += self.placeholders.take(call_id, wanted)
             if plan.engine == "landlock":
                 spec = landlock.Spec(
                     writable=plan.writable,
@@ -245,7 +247,7 @@ class Guard:
         creations = None
         if plan.guarded:
             creations = {"guarded": plan.guarded, "free": plan.free}
-            creations.update(writable=plan.writable, allowed=plan.repos_allowed)
+            creations.update(writable=plan.writable, allowed=plan.repos_allowed, unmade=plan.unmade)
         try:
             watch = stops.Stops(listener, capture, creations)
         except OSError as error:

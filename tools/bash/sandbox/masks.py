@@ -10,6 +10,12 @@ binds it read-only in the command's mount namespace: an empty folder, or for
 which it already is).  The placeholder is removed once no command that uses it is
 left running (a command that leaves processes behind keeps it until the sidecar
 ends); a placeholder someone filled meanwhile (outside the sandbox) is left alone.
+
+Where the guard on new names holds (``creations``: the project and the other guarded
+folders), a missing path there gets no placeholder: the supervisor refuses to make the
+name (``Plan.unmade``), so nothing comes and goes in the user's file explorer. The git
+dirs' names (``commondir``, ``hooks``, ``info``), bubblewrap, and a kernel without
+seccomp keep the placeholders.
 """
 
 from __future__ import annotations

@@ -117,6 +117,9 @@ class Plan:
     guarded: list[str] = field(default_factory=list)
     free: list[str] = field(default_factory=list)
     repos_allowed: list[str] = field(default_factory=list)
+    # Missing protected paths in ``guarded`` folders: no placeholder, the supervisor
+    # refuses to make them (``creations``), with or without a mount namespace.
+    unmade: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -291,6 +294,15 @@ def _guard_creations(plan: Plan, policy: Policy, support: Support) -> None:
     plan.free += [f for f in _existing(policy.free) if any(_inside(f, g) for g in plan.guarded)]
     plan.repos_allowed = _unique(os.path.realpath(p) for p in policy.repos_allowed)
     plan.enforced.append("new-repos")
+    missing = plan.masked or masks.to_mask(list(policy.protected))  # none without userns
+    plan.unmade = [p for p in missing if _guards(plan, os.path.dirname(p))]
+
+
+def _guards(plan: Plan, folder: str) -> bool:
+    """Whether a new name in ``folder`` is made only by the supervisor."""
+    if any(_inside(folder, f) for f in plan.free):
+        return False
+    return any(_inside(folder, g) for g in plan.guarded)
 
 
 def _no_domains(support: Support) -> str:

@@ -346,17 +346,24 @@ function M.before_write(buf)
     :wait(5000)
 end
 
----editor/saveDocuments {uris}: write those buffers (autocommands run, so
+---editor/saveDocuments {uris, versions?}: write those buffers (autocommands run, so
 ---format-on-save applies, unless save.autocmds is off). A buffer with no unsaved
----changes counts as saved; a file that is not loaded is left to the sidecar.
+---changes counts as saved; a file that is not loaded is left to the sidecar. A buffer
+---whose version is not the one in `versions` (the user typed in it since the edit
+---landed) is not written: that typing is theirs, unsaved.
 ---@return {saved: string[]}
 function M.save(_, params)
   local saved = {}
   local uris = type(params) == "table" and type(params.uris) == "table" and params.uris or {}
+  local versions = type(params) == "table" and type(params.versions) == "table" and params.versions
+    or {}
   for _, uri in ipairs(uris) do
     local fname = util.uri_to_fname(uri)
     local buf = fname and util.loaded_buffer(fname)
-    if buf then
+    local wanted = versions[uri]
+    if buf and type(wanted) == "number" and vim.lsp.util.buf_versions[buf] ~= wanted then
+      log.info("%s was typed in since the edit: left unsaved", fname)
+    elseif buf then
       if vim.bo[buf].modified then
         local command = (config.options.save.autocmds and "" or "noautocmd ")
           -- write!: the edit was made for this buffer's text (versioned) and approved;

@@ -430,6 +430,10 @@ function openIn(right: vscode.Uri): vscode.ViewColumn | undefined {
  */
 function besideColumn(): vscode.ViewColumn {
   const groups = vscode.window.tabGroups.all;
+  if (groups.length === 1 && !groups[0].tabs.length && !vscode.window.visibleTextEditors.length) {
+    // Nothing open: the diff takes the editor area, not its right half beside nothing.
+    return groups[0].viewColumn;
+  }
   const active = groups.findIndex((group) => group.isActive);
   if (groups.length < 2 || active < groups.length - 1) {
     return vscode.ViewColumn.Beside;

@@ -15,6 +15,7 @@ before(async () => {
       'closed.txt': 'left alone\n',
       'whole.txt': 'old\n',
       'far.txt': 'a\nb\nc\nd\ne\nf\n',
+      'late.txt': 'a\nb\nc\n',
     },
     // About how edits reach the buffer and the disk, not review: they land without asking.
     settings: { 'toolhost.review.byDefault': false },
@@ -126,4 +127,26 @@ test('a file that is not open is written by the sidecar, not through the editor'
   assert.equal(result.isError, false, result.output);
   assert.equal(stub.recorded.applyEdits.length, 0);
   assert.equal(s.read('brand-new.txt'), 'x\n');
+});
+
+test('typing done just after the edit landed is not saved for the user', async () => {
+  const doc = await vscode.workspace.openTextDocument(s.uri('late.txt'));
+  await s.api.executeTool('read', { filePath: 'late.txt' });
+  // The user types the moment the agent's change shows in the buffer, before the save.
+  let typing;
+  const listener = vscode.workspace.onDidChangeTextDocument((event) => {
+    if (event.document === doc && doc.getText().startsWith('a\nB\n') && !typing) {
+      typing = stub.type(s.file('late.txt'), [new vscode.TextEdit(new vscode.Range(2, 0, 2, 0), 'typed\n')]);
+    }
+  });
+  try {
+    const result = await s.api.executeTool('edit', { filePath: 'late.txt', oldString: 'b', newString: 'B' });
+    assert.equal(result.isError, false, result.output);
+    await typing;
+  } finally {
+    listener.dispose();
+  }
+  assert.equal(doc.getText(), 'a\nB\ntyped\nc\n', 'the buffer has both');
+  assert.equal(s.read('late.txt'), 'a\nB\nc\n', "the disk has the agent's change only");
+  assert.equal(doc.isDirty, true, "the user's typing must stay unsaved");
 });

@@ -168,6 +168,27 @@ test('typing in the rightmost of two groups, the diff opens in the other group, 
   }
 });
 
+test('with no editor open, the diff takes the whole editor area, not half of it', async () => {
+  const { tabs } = stub.tabGroup;
+  const visible = vscode.window.visibleTextEditors;
+  stub.tabGroup.tabs = [];
+  vscode.window.visibleTextEditors = [];
+  try {
+    answerPrompts(() => 'Accept');
+    const calls = diffCalls().length;
+    const { result } = await start(
+      'edit',
+      { filePath: 'big.txt', oldString: 'line 22', newString: 'line twenty-two' },
+      'big.txt',
+    );
+    assert.equal((await result).isError, false);
+    assert.equal(diffCalls()[calls].args[3].viewColumn, stub.tabGroup.viewColumn);
+  } finally {
+    stub.tabGroup.tabs = tabs;
+    vscode.window.visibleTextEditors = visible;
+  }
+});
+
 test('a dismissed notification or a closed diff is not an answer; the status item brings the review back', async () => {
   answerPrompts(() => undefined); // dismissed
   const { result } = await start(

@@ -680,6 +680,48 @@ async function activate() {
     };
   });
 
+  await step('network-ask', async () => {
+    // Network by domain (issue 27), last: the new config restarts the sidecar. A command's
+    // connection to a host no rule covers waits for a person in a notification; Allow lets
+    // it through. The host is this process's HTTP server, named by TOOLHOST_NETWORK_HOSTS.
+    const http = require('http');
+    const server = http.createServer((req, res) => {
+      res.setHeader('Connection', 'close');
+      res.end(`hello ${req.url}\n`);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = server.address().port;
+    const settings = vscode.workspace.getConfiguration('toolhost');
+    const restarted = new Promise((resolve) => {
+      const listener = api.onDidChangeTools(() => {
+        listener.dispose();
+        resolve();
+      });
+    });
+    const config = {
+      permission: { bash: 'allow' }, // only the network is asked
+      sandbox: { network: { allow: [`127.0.0.1:${port}`] } },
+    };
+    await settings.update('config', config, vscode.ConfigurationTarget.Global);
+    try {
+      await restarted;
+      await api.listTools();
+      const command = `curl -sS --max-time 30 http://files.e2e.test:${port}/asked`;
+      const call = api.executeTool('bash', { command, description: 'Fetches a file' });
+      await expectUser('network-allow', {
+        act: 'toast',
+        title: 'wants to connect to “files.e2e.test”',
+        click: 'Allow',
+        shot: 'network-ask',
+      });
+      const result = await call;
+      return { output: result.output, isError: result.isError, network: result.metadata.sandbox.network };
+    } finally {
+      server.close();
+      await settings.update('config', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
   log({ event: 'done' });
 }
 
