@@ -14,7 +14,6 @@ import gc
 import logging
 import os
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -168,20 +167,6 @@ async def serve_stdio(server: ToolhostServer) -> None:
     await writer.drain()
 
 
-def _event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's event loop where it is installed: the loop's own work per request (the
-    wake-up, the pipe's read and write, the callbacks) is compiled there, 5-7% of a
-    one-line read's CPU (bench/README.md, issue 29). ``TOOLHOST_UVLOOP=0`` keeps
-    asyncio's; None: asyncio's."""
-    if os.environ.get("TOOLHOST_UVLOOP") == "0":
-        return None
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
-
-
 def _is_bind_failure(error: OSError) -> bool:
     import errno
 
@@ -236,8 +221,7 @@ def run(
             ) from None
 
     try:
-        with asyncio.Runner(loop_factory=_event_loop_factory()) as runner:
-            runner.run(main())
+        asyncio.run(main())
     except SystemExit as exit:  # the LSP exit notification: 0 after shutdown, else 1
         if isinstance(exit.code, str):  # a transport that cannot start says why
             print(exit.code, file=sys.stderr)
