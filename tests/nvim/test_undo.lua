@@ -47,7 +47,10 @@ T.test("Toolhost undo puts the agent's last turn back after showing its dry run"
   T.wait(function()
     return T.read(vim.fs.joinpath(root, "a.txt")) == "alpha\n"
   end, "a.txt back as it was", 20000)
-  T.eq(T.read(vim.fs.joinpath(root, "b.txt")), "beta\n", "b.txt back")
+  -- The restore writes its files one after another: b.txt may come back a moment later.
+  T.wait(function()
+    return T.read(vim.fs.joinpath(root, "b.txt")) == "beta\n"
+  end, "b.txt back", 5000)
   T.eq(T.read(vim.fs.joinpath(root, "c.txt")), "gamma\n", "c.txt back (the edit tool's change)")
   T.eq(vim.fn.isdirectory(vim.fs.joinpath(root, "d")), 0, "the folders the command made are gone")
   local prompt = prompts[1].prompt
