@@ -63,6 +63,7 @@ from typing import TypeVar
 
 from tools.bash.sandbox.names import folded, is_repository_name
 from tools.bash.sandbox.notify import Listener, Notification, read_bytes, read_path, signed, table
+from tools.bash.sandbox.plan import guards, inside
 from tools.bash.sandbox.syscalls import openat2, renameat2
 
 AT_FDCWD = -100
@@ -292,7 +293,7 @@ class Creations:
                 return False  # the final link would be followed from the supervisor's root
             source, source_dir, follow = os.fsdecode(source_spot.name), source_spot.folder, False
             where = source_spot.path
-        if not any(_inside(where, w) for w in self.writable):
+        if not any(inside(where, w) for w in self.writable):
             return False  # the kernel refuses a link from a folder it may not change
         if self._refuse(n, spot):
             return True
@@ -322,7 +323,7 @@ class Creations:
             return False
         if not (self._guarded(old.path) or self._guarded(new.path)):
             return False  # between free folders: the kernel decides
-        if not all(any(_inside(s.path, w) for w in self.writable) for s in (old, new)):
+        if not all(any(inside(s.path, w) for w in self.writable) for s in (old, new)):
             return False  # the kernel refuses a move from or to a folder it may not change
         if _mount_point(old) or _mount_point(new):
             # A mount in the command's namespace (a protected path, bound read-only) is
@@ -348,9 +349,7 @@ class Creations:
     # ---------------------------------------------------------------- deciding
 
     def _guarded(self, path: str) -> bool:
-        if any(_inside(path, f) for f in self.free):
-            return False
-        return any(_inside(path, g) for g in self.guarded)
+        return guards(path, self.guarded, self.free)
 
     def _refuse(self, n: Notification, spot: _Spot, *, replacing: bool = False) -> bool:
         """Answer EPERM (or EEXIST) when ``spot`` names a repository where none may be
@@ -358,7 +357,7 @@ class Creations:
         if (spot.path, folded(spot.name)) in self.unmade:
             kind, where = "protected", os.path.join(spot.path, os.fsdecode(spot.name))
         elif is_repository_name(spot.name) or _completes_git_dir(spot):
-            if any(_inside(spot.path, a) for a in self.allowed):
+            if any(inside(spot.path, a) for a in self.allowed):
                 return False
             kind, where = "repository", spot.path
         else:
@@ -375,7 +374,7 @@ class Creations:
         may change outside the guarded ones: git would follow it to a repository made
         there (a temp dir, a package cache), out of this check's sight."""
         if not any(
-            _inside(p, w) and not self._guarded(p)
+            inside(p, w) and not self._guarded(p)
             for p in _walk(spot.path, target)
             for w in self.writable
         ):
@@ -573,7 +572,3 @@ def _walk(folder: str, target: bytes) -> Iterator[str]:
         if link.startswith("/"):
             where = "/"
         yield where
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")

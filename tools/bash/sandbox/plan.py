@@ -288,21 +288,23 @@ def _guard_creations(plan: Plan, policy: Policy, support: Support) -> None:
     guarded = _unique(_existing(policy.guarded))
     free = [w for w in plan.writable if w not in guarded]
     # Landlock grants by hierarchy: a free folder holding a guarded one is guarded too.
-    holders = [f for f in free if any(_inside(g, f) for g in guarded)]
+    holders = [f for f in free if any(inside(g, f) for g in guarded)]
     plan.guarded = guarded + holders
     plan.free = [f for f in free if f not in holders]
-    plan.free += [f for f in _existing(policy.free) if any(_inside(f, g) for g in plan.guarded)]
+    plan.free += [f for f in _existing(policy.free) if any(inside(f, g) for g in plan.guarded)]
     plan.repos_allowed = _unique(os.path.realpath(p) for p in policy.repos_allowed)
     plan.enforced.append("new-repos")
-    missing = plan.masked or masks.to_mask(list(policy.protected))  # none without userns
-    plan.unmade = [p for p in missing if _guards(plan, os.path.dirname(p))]
+    # Without user namespaces nothing was masked, and these are found only for the guard.
+    missing = plan.masked if plan.namespaces else masks.to_mask(list(policy.protected))
+    plan.unmade = [p for p in missing if guards(os.path.dirname(p), plan.guarded, plan.free)]
 
 
-def _guards(plan: Plan, folder: str) -> bool:
-    """Whether a new name in ``folder`` is made only by the supervisor."""
-    if any(_inside(folder, f) for f in plan.free):
+def guards(folder: str, guarded: Iterable[str], free: Iterable[str]) -> bool:
+    """Whether a new name in ``folder`` is made only by the supervisor (``creations``):
+    inside a guarded folder and not inside a free one."""
+    if any(inside(folder, f) for f in free):
         return False
-    return any(_inside(folder, g) for g in plan.guarded)
+    return any(inside(folder, g) for g in guarded)
 
 
 def _no_domains(support: Support) -> str:
@@ -324,11 +326,11 @@ def _pins(protected: Iterable[str], writable: Iterable[str]) -> list[str]:
     roots = sorted(writable, key=len, reverse=True)
     pins: list[str] = []
     for path in protected:
-        root = next((r for r in roots if _inside(path, r)), None)
+        root = next((r for r in roots if inside(path, r)), None)
         if root is None:
             continue
         parent = os.path.dirname(path)
-        while _inside(parent, root):
+        while inside(parent, root):
             if parent not in pins:
                 pins.append(parent)
             if parent == root:
@@ -337,7 +339,7 @@ def _pins(protected: Iterable[str], writable: Iterable[str]) -> list[str]:
     return sorted(pins, key=len)  # outer first: an inner mount must come after
 
 
-def _inside(path: str, root: str) -> bool:
+def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
