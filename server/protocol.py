@@ -79,14 +79,11 @@ class ToolhostProtocol(LanguageServerProtocol):
         self._initialize_seen = False
         self._request_loop: asyncio.AbstractEventLoop | None = None
         self._eager_checks: dict[str, Callable[[Any], bool]] = {}
-        self._exited = False  # after `exit`: the loop ends on its next turn
 
     # -- intake ---------------------------------------------------------------
 
     def receive(self, body: bytes) -> None:
         """Dispatch one message body; anything malformed is answered, never fatal."""
-        if self._exited:
-            return
         try:
             data = parse_body(body)
         except RecursionError:
@@ -127,18 +124,8 @@ class ToolhostProtocol(LanguageServerProtocol):
             return
         try:
             self.handle_message(message)
-        except SystemExit as exit:  # `exit`: pygls ends the process with its status
-            self._exit(exit)
         except Exception:  # a fault in one message must not end the session
             log.exception("failed to handle %s", data.get("method") or "a response")
-
-    def _exit(self, exit: SystemExit) -> None:
-        """End the event loop with ``exit`` from a callback of its own: raised inside a
-        transport's ``data_received``, it is the transport's to handle, and uvloop's
-        closes the stream and carries on (the process then ended with status 0, not the
-        1 that an ``exit`` before ``shutdown`` gets). Nothing after it is read."""
-        self._exited = True
-        self._loop_of_requests().call_soon(_raise, exit)
 
     def _lifecycle_allows(self, data: dict[str, Any]) -> bool:
         """LSP's rule before ``initialize``: a request is answered -32002 (a ``shutdown``
@@ -489,10 +476,6 @@ class _Resumed(Coroutine[Any, Any, None]):
 
     def __await__(self) -> Generator[Any, Any, None]:
         raise TypeError("an eagerly started call is run by its task, never awaited")
-
-
-def _raise(error: BaseException) -> None:
-    raise error
 
 
 def parse_body(body: bytes) -> Any:
