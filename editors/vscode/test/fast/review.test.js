@@ -61,6 +61,15 @@ async function nextReview(count = 1) {
 }
 
 const diffCalls = () => stub.recorded.commands.filter((c) => c.id === 'vscode.diff');
+
+/** The options of the diff an edit of big.txt opened (the edit accepted). */
+async function diffOptionsOfAcceptedEdit(oldString, newString) {
+  answerPrompts(() => 'Accept');
+  const calls = diffCalls().length;
+  const { result } = await start('edit', { filePath: 'big.txt', oldString, newString }, 'big.txt');
+  assert.equal((await result).isError, false);
+  return diffCalls()[calls].args[3];
+}
 const reviewItem = () => stub.statusBarItems.find((i) => i.id === 'toolhost.reviews');
 const proposedDoc = (review) =>
   stub.documents.get(
@@ -151,15 +160,7 @@ test('typing in the rightmost of two groups, the diff opens in the other group, 
   groups.unshift(left);
   stub.tabGroup.viewColumn = 2;
   try {
-    answerPrompts(() => 'Accept');
-    const calls = diffCalls().length;
-    const { result } = await start(
-      'edit',
-      { filePath: 'big.txt', oldString: 'line 21', newString: 'line twenty-one' },
-      'big.txt',
-    );
-    assert.equal((await result).isError, false);
-    const options = diffCalls()[calls].args[3];
+    const options = await diffOptionsOfAcceptedEdit('line 21', 'line twenty-one');
     assert.equal(options.viewColumn, 1, 'a third column would cut off the changed line and its note');
     assert.equal(options.preserveFocus, true);
   } finally {
@@ -174,15 +175,8 @@ test('with no editor open, the diff takes the whole editor area, not half of it'
   stub.tabGroup.tabs = [];
   vscode.window.visibleTextEditors = [];
   try {
-    answerPrompts(() => 'Accept');
-    const calls = diffCalls().length;
-    const { result } = await start(
-      'edit',
-      { filePath: 'big.txt', oldString: 'line 22', newString: 'line twenty-two' },
-      'big.txt',
-    );
-    assert.equal((await result).isError, false);
-    assert.equal(diffCalls()[calls].args[3].viewColumn, stub.tabGroup.viewColumn);
+    const options = await diffOptionsOfAcceptedEdit('line 22', 'line twenty-two');
+    assert.equal(options.viewColumn, stub.tabGroup.viewColumn);
   } finally {
     stub.tabGroup.tabs = tabs;
     vscode.window.visibleTextEditors = visible;
