@@ -16,6 +16,11 @@ before(async () => {
 });
 after(() => s.dispose());
 
+/** The toolhost status item's detail, as last set. */
+const statusDetail = () => stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1).detail;
+const stoppedInRestrictedMode = () =>
+  waitFor(() => statusDetail() === 'off in Restricted Mode', 'the sidecar to stop');
+
 test('the sidecar is told the workspace is not trusted', () => {
   assert.equal(initializeParams().initializationOptions.trusted, false);
 });
@@ -111,8 +116,7 @@ test('a folder with its own tool code does not start the sidecar until trusted',
     s.api.listTools(),
     /not trusted \(Restricted Mode\) and has its own tool code \(\.opencode\/tools\/evil\.py\)/,
   );
-  const item = stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1);
-  assert.equal(item.detail, 'off in Restricted Mode');
+  assert.equal(statusDetail(), 'off in Restricted Mode');
   assert.ok(!fs.existsSync(s.file('RAN')));
   assert.ok(!stub.recorded.log.some((l) => l.startsWith('Starting the sidecar')));
 });
@@ -129,11 +133,7 @@ test('a tools folder moved back in (mv: one event, for the folder) stops the sid
   fs.mkdirSync(s.file('.opencode'), { recursive: true });
   fs.renameSync(s.file('away/tools'), s.file('.opencode/tools'));
   watcher.created.fire(s.uri('.opencode/tools')); // what VS Code reports for the mv
-  await waitFor(
-    () =>
-      stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1).detail === 'off in Restricted Mode',
-    'the sidecar to stop',
-  );
+  await stoppedInRestrictedMode();
   await assert.rejects(s.api.listTools(), /has its own tool code/);
 });
 
@@ -149,11 +149,7 @@ test('a tools folder moved in, reported as the folder and its file, is warned ab
   fs.renameSync(s.file('away/tools'), s.file('.opencode/tools'));
   watcher.created.fire(s.uri('.opencode/tools'));
   watcher.created.fire(s.uri('.opencode/tools/back.py'));
-  await waitFor(
-    () =>
-      stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1).detail === 'off in Restricted Mode',
-    'the sidecar to stop',
-  );
+  await stoppedInRestrictedMode();
   await assert.rejects(s.api.listTools(), /has its own tool code/);
   await new Promise((resolve) => setTimeout(resolve, 300));
   const lines = channel.lines.slice(from).join('\n');
@@ -171,10 +167,6 @@ test('a tool file that appears in an untrusted folder stops the sidecar', async 
   fs.mkdirSync(s.file('.opencode/tools'), { recursive: true });
   fs.writeFileSync(s.file('.opencode/tools/late.py'), '# arrived later\n');
   watcher.created.fire(s.uri('.opencode/tools/late.py'));
-  await waitFor(
-    () =>
-      stub.statusItems.filter((i) => i.id === 'toolhost.status').at(-1).detail === 'off in Restricted Mode',
-    'the sidecar to stop',
-  );
+  await stoppedInRestrictedMode();
   await assert.rejects(s.api.listTools(), /has its own tool code/);
 });
