@@ -191,8 +191,11 @@ def run(
     server.owns_process = True
 
     async def main() -> None:
+        from server.children import watch_children_by_pidfd
+
         loop = asyncio.get_running_loop()
         forward_to_client(server, loop)
+        watch_children_by_pidfd()
         loop.call_later(GC_FALLBACK_SECONDS, gc.enable)  # in case the tools never load
         if transport == "stdio":
             await serve_stdio(server)

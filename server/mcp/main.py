@@ -63,8 +63,10 @@ async def serve(args: argparse.Namespace, directory: Path) -> None:
     import logging
     import uuid
 
+    from server.children import watch_children_by_pidfd
     from server.mcp.stdio import serve_stdio
 
+    watch_children_by_pidfd()
     log = logging.getLogger("toolhost.mcp")
     session_id = f"ses_mcp{uuid.uuid4().hex[:20]}"
     backend = await choose_backend(args, directory, session_id)
