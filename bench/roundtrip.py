@@ -3,7 +3,10 @@
 The call is ``read`` of a one-line file: the smallest amount of real tool work
 that still goes through validation, permissions, the session and the result
 conversion. The baseline answers every request with its params, so the ratio is
-what the whole stack (pygls + ToolHost + the tool) costs over bare framing.
+what the whole stack (pygls + ToolHost + the tool) costs over bare framing. A third
+server, the echo server that also makes the read's system calls and answers in its
+shape (``baseline_echo_read.py``), is measured beside them: what a read costs before
+any of toolhost's own work, printed as an info row.
 
 Where the kernel runs each process decides much of a round trip on a small VM (a
 wake-up on the other CPU costs about as much as the echo server's whole call), so
@@ -45,6 +48,9 @@ from _common import (
 )
 
 BASELINE = Path(__file__).with_name("baseline_echo.py")
+# The echo server doing a read's system calls and answering in its shape: what a read
+# costs before any of toolhost's own work (an info row beside each target row).
+READ_FLOOR = Path(__file__).with_name("baseline_echo_read.py")
 # A real tool that touches no file (the session's todo list, in memory): what the
 # stack costs per call before any I/O.
 NO_IO = {"tool": "todoread", "args": {}}
@@ -101,28 +107,30 @@ async def run(quick: bool) -> list[Row]:
 
         ours_client = await RpcClient.spawn(toolhost_argv(), cwd=root, env=env)
         echo_client = await RpcClient.spawn([PYTHON, str(BASELINE)], cwd=root, env=env)
+        floor_client = await RpcClient.spawn([PYTHON, str(READ_FLOOR)], cwd=root, env=env)
         try:
-            for client in (ours_client, echo_client):
+            for client in (ours_client, echo_client, floor_client):
                 await client.initialize(root)
             first = await execute(ours_client, "read", params["args"])
             assert "hello" in first["output"], first
-            # Per placement: ours (read), the echo server; and ours (todoread) where it
-            # is reported, in the first placement, which also gets the p99 row.
+            # Per placement: ours (read), the read floor, the echo server; and ours
+            # (todoread) in the first placement, which also gets the p99 row.
             detailed = next(iter(where))
-            series: dict[str, list[tuple[RpcClient, dict[str, Any], list[float]]]] = {
-                name: [
-                    (ours_client, params, []),
-                    *([(ours_client, NO_IO, [])] if name == detailed else []),
-                    (echo_client, params, []),
-                ]
+            series: dict[str, dict[str, tuple[RpcClient, dict[str, Any], list[float]]]] = {
+                name: {
+                    "read": (ours_client, params, []),
+                    **({"todoread": (ours_client, NO_IO, [])} if name == detailed else {}),
+                    "floor": (floor_client, params, []),
+                    "echo": (echo_client, params, []),
+                }
                 for name in where
             }
-            for client, call, _ in series[detailed]:
+            for client, call, _ in series[detailed].values():
                 await measure(client, "tools/execute", call, warmup)
             # Every placement and both servers take turns in blocks, so machine drift hits all.
             for _ in range(BLOCKS):
                 for name, placement in where.items():
-                    for client, call, samples in series[name]:
+                    for client, call, samples in series[name].values():
                         if everywhere:
                             place(placement, client.proc.pid, everywhere)
                         await asyncio.sleep(SETTLE)
@@ -132,15 +140,17 @@ async def run(quick: bool) -> list[Row]:
                 os.sched_setaffinity(0, everywhere)
             await ours_client.close()
             await echo_client.close()
+            await floor_client.close()
 
     rows = []
     for name, measured in series.items():
-        ours, base = measured[0][2], measured[-1][2]
+        ours, base, floor = measured["read"][2], measured["echo"][2], measured["floor"][2]
         ours_med, base_med = median(ours), median(base)
         log(
             f"roundtrip ({name}): ours median {fmt_time(ours_med)} p99 "
             f"{fmt_time(percentile(ours, 99))}; "
-            f"echo median {fmt_time(base_med)} p99 {fmt_time(percentile(base, 99))}"
+            f"echo median {fmt_time(base_med)} p99 {fmt_time(percentile(base, 99))}; "
+            f"echo doing the read's file work median {fmt_time(median(floor))}"
         )
         is_detailed = name == detailed
         rows.append(
@@ -158,8 +168,21 @@ async def run(quick: bool) -> list[Row]:
                 else "",
             )
         )
+        rows.append(
+            Row(
+                f"echo doing a read's file work (median), {name}",
+                median(floor),
+                base_med,
+                "-",
+                None,
+                note="the read's system calls and an answer of its shape, no checks: "
+                "bench/baseline_echo_read.py"
+                if is_detailed
+                else "",
+            )
+        )
         if is_detailed:
-            floor = measured[1][2]
+            no_io = measured["todoread"][2]
             rows.append(
                 Row(
                     f"tools/execute read (p99), {name}",
@@ -172,7 +195,7 @@ async def run(quick: bool) -> list[Row]:
             rows.append(
                 Row(
                     f"tools/execute todoread (median), {name}",
-                    median(floor),
+                    median(no_io),
                     base_med,
                     "-",
                     None,

@@ -1,0 +1,59 @@
+"""A floor for the round-trip benchmark's ``read``: the echo server doing a read's file work.
+
+``bench/baseline_echo.py`` answers with the request's params and touches no file. This
+one, for a ``tools/execute`` whose ``args.filePath`` names a file, also makes the system
+calls toolhost's ``read`` of a small file makes (``stat``, an open that follows no link,
+``fstat``, ``read``, ``close``) and answers with an object of the same shape as toolhost's
+result (numbered lines, footer, metadata), and nothing else: no checks, no session, no
+permission rules. ``roundtrip.py`` prints it beside the target row, as the cost a read
+has before any of toolhost's own work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from _common import frame, read_frame
+
+
+def read_result(path: str) -> dict[str, object]:
+    os.stat(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        size = os.fstat(fd).st_size
+        lines = os.read(fd, size + 1).decode("utf-8").splitlines()
+    finally:
+        os.close(fd)
+    numbered = "\n".join(f"{n}: {line}" for n, line in enumerate(lines, 1))
+    footer = f"(End of file - total {len(lines)} lines)"
+    return {
+        "title": os.path.basename(path),
+        "output": f"<path>{path}</path>\n<type>file</type>\n<content>\n{numbered}\n\n"
+        f"{footer}\n</content>",
+        "metadata": {"preview": "\n".join(lines[:20]), "truncated": False, "loaded": []},
+        "attachments": [],
+        "isError": False,
+    }
+
+
+async def serve() -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    out = sys.stdout.buffer
+    while (message := await read_frame(reader)) is not None:
+        if message.get("method") == "exit":
+            return
+        if "id" in message and "method" in message:
+            params = message.get("params")
+            args = params.get("args") if isinstance(params, dict) else None
+            path = args.get("filePath") if isinstance(args, dict) else None
+            result = read_result(path) if isinstance(path, str) else params
+            out.write(frame({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+            out.flush()
+
+
+if __name__ == "__main__":
+    asyncio.run(serve())
