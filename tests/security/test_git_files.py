@@ -106,7 +106,7 @@ ATTACKS: dict[str, tuple[Callable[[Path], str], list[str], str]] = {
 
 
 def old_protection(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox_settings, "protected_git_paths", lambda root: [])
+    monkeypatch.setattr(sandbox_settings, "protected_git_paths", lambda root, dot_gits=None: [])
     # Nor the guard on new repositories (a copied git dir is one: sandbox/creations.py).
     monkeypatch.setenv(probe.SIMULATE_VAR, "no-repo-guard")
 

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from server.attach import rpc
 from server.lockfile import LockInfo
 from server.mcp import attached
 from tests.conftest import RecordingEditor
-from tools.bash.sandbox import landlock
+from tools.bash.sandbox import landlock, settings
 from tools.builtin import bash as bash_module
 from tools.builtin.lazy import builtin_tools
 from tools.config.effective import Config, SandboxSettings
@@ -246,3 +247,34 @@ async def test_mcp_refuses_a_socket_file_of_another_user(
         listener.server.close()
     assert not listener.heard
     assert "is not a socket of this user" in caplog.text
+
+
+@pytest.mark.skipif(landlock.abi_version() < landlock.MIN_ABI, reason="no Landlock ABI 3+")
+@pytest.mark.parametrize("defence", ["off", "on"])
+async def test_a_relay_started_between_two_commands_is_hidden_from_the_second(
+    worktree: Path, tmp_path: Path, defence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The relays' folders are found by listing the temp folder, and a listing is kept
+    while that folder is unchanged (``tools.config.dirs.matches_now``): a relay made
+    after one bash call must still be hidden from the next."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where gettempdir() says relays go
+    if defence == "off":
+        monkeypatch.setattr(settings, "secret_dirs", lambda **_: [])
+    time.sleep(0.15)  # the folder's ctime is now a clock tick old: its listing is kept
+    host = open_host(worktree)
+    first = await host.execute("bash", {"command": "true", "description": "nothing"})
+    assert first.metadata["exit"] == 0, first.output
+    relay = temp / "toolhost-acp-started-since"
+    (relay / "toolhost").mkdir(parents=True)
+    # Its own token: a search of /tmp by another test must not find this one.
+    token = "feedfacefeedfacefeedfacefeedface"
+    (relay / "toolhost" / "sidecar-1.json").write_text(json.dumps({"token": token}))
+    try:
+        line = f'cat "$(printf %s {relay})/toolhost/sidecar-1.json"'
+        args = {"command": line, "description": "reads", "timeout": 20_000}
+        result = await host.execute("bash", args, editor=RecordingEditor())
+        assert (token in result.output) is (defence == "off"), result.output
+    finally:
+        shutil.rmtree(relay)

@@ -25,6 +25,7 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # In a git dir, what decides which config, hooks and common dir git uses.
@@ -231,11 +232,12 @@ def included_files(config: str) -> list[str]:
     return found
 
 
-def protected_git_paths(root: str) -> list[str]:
+def protected_git_paths(root: str, dot_gits: Sequence[str] | None = None) -> list[str]:
     """Everything under ``root`` (and the git dirs its ``gitdir:`` files name) that
-    decides which config and hooks git uses: for bash, kept read-only where it exists."""
+    decides which config and hooks git uses: for bash, kept read-only where it exists.
+    ``dot_gits``: ``repositories(root)``, when the caller has found them already."""
     found: list[str] = []
-    for dot_git in repositories(root):
+    for dot_git in repositories(root) if dot_gits is None else dot_gits:
         if not os.path.isdir(dot_git) or os.path.islink(dot_git):
             found.append(dot_git)  # a gitdir: file names the git dir
         dirs = git_dirs(dot_git)

@@ -156,18 +156,21 @@ def policy(
     ]
     writable = [*guarded, *cache_paths(config)]
     protected = [os.path.join(root, name) for root in roots for name in PROTECTED]
+    # Each root's repositories, found once: both lists below need them.
+    found = {root: repositories(root) for root in roots}
     # What decides which config and hooks git uses, for every repository in the
     # project (``tools.permission.git_files``): read-only where it exists.
-    protected += [p for root in roots for p in protected_git_paths(root)]
-    git_dirs = [d for root in roots for g in repositories(root) for d in git_file_dirs(g)]
+    protected += [p for root in roots for p in protected_git_paths(root, found[root])]
+    git_dirs = [d for root in roots for g in found[root] for d in git_file_dirs(g)]
     if os.path.isfile(os.path.join(worktree, ".git")):
         # A linked worktree (git worktree add): git writes its own git dir and the
         # shared one (objects, refs); what decides its config and hooks stays read-only.
         writable += linked_git_dirs(worktree)
     read_denied = [_project_path(p, worktree) for p in literal_paths(rules, "read", "deny")]
     hidden = hidden_paths(settings.hidden)
+    secrets = secret_dirs()  # lists the temp folder: once a call
     if settings.hidden is None:
-        covered = [*hidden, *secret_dirs()]
+        covered = [*hidden, *secrets]
         hidden += [p for p in listening_sockets(writable) if not _below_any(p, covered)]
     if network != "allow":
         hidden += [p for p in hidden_paths(NETWORK_HIDDEN) if p not in hidden]
@@ -178,7 +181,7 @@ def policy(
         protected=tuple(_unique(protected)),
         read_denied=tuple(_unique(read_denied)),
         hidden=tuple(_unique(hidden)),
-        secrets=tuple(secret_dirs()),
+        secrets=tuple(secrets),
         guarded=tuple(_unique(os.path.normpath(p) for p in guarded)),
         free=tuple(_unique(git_dirs)),
         repos_allowed=tuple([*settings.repositories, *repos_allowed]),
