@@ -590,8 +590,8 @@ async def test_a_hidden_folder_removed_before_the_command_starts_does_not_stop_i
     gone.mkdir()
     listed = plan_module._existing
 
-    def listed_then_removed(paths: Any) -> list[str]:
-        found = listed(paths)
+    def listed_then_removed(paths: Any, *rest: Any) -> list[str]:
+        found = listed(paths, *rest)
         if str(gone) in found:
             gone.rmdir()  # between the plan and the command's mounts
         return found

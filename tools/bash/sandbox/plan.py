@@ -35,6 +35,7 @@ reported, never refused.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -188,14 +189,15 @@ def decide(policy: Policy, support: Support | None) -> Plan:
 
 
 def _paths(plan: Plan, policy: Policy) -> None:
-    plan.writable = _unique(_existing(policy.writable))
+    resolved: dict[str, str] = {}  # the folders these lists share, resolved once
+    plan.writable = _unique(_existing(policy.writable, resolved))
     plan.devices = [*DEVICES]
     if os.path.isdir(SHARED_MEMORY):
         plan.writable.append(SHARED_MEMORY)
-    plan.read_denied = _unique(_existing(policy.read_denied))
-    plan.protected = _unique(_existing(policy.protected))
+    plan.read_denied = _unique(_existing(policy.read_denied, resolved))
+    plan.protected = _unique(_existing(policy.protected, resolved))
     plan.masked = masks.to_mask(list(policy.protected))
-    plan.hidden = _unique(_existing([*policy.hidden, *policy.secrets]))
+    plan.hidden = _unique(_existing([*policy.hidden, *policy.secrets], resolved))
     plan.pinned = _pins(plan.protected, plan.writable)
 
 
@@ -343,13 +345,52 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _existing(paths: Iterable[str]) -> list[str]:
-    """The paths that exist, symlinks resolved (one stat for each that does not)."""
+def _existing(paths: Iterable[str], resolved: dict[str, str] | None = None) -> list[str]:
+    """The paths that exist, symlinks resolved (one stat for each that does not).
+
+    A plan resolves a hundred paths or more (a repository's hooks, config and info under
+    the same ``.git``), and ``os.path.realpath`` takes an ``lstat`` per part of each: the
+    folders they share are resolved once here instead (``resolved``: those already
+    resolved for this plan).
+    """
+    if resolved is None:
+        resolved = {}
     found = []
     for path in paths:
-        if os.path.lexists(path):
-            found.append(os.path.realpath(path))
+        try:
+            info = os.lstat(path)  # os.path.lexists, keeping what it learns
+        except (OSError, ValueError):
+            continue
+        found.append(_real(path, info, resolved))
     return found
+
+
+def _real(path: str, info: os.stat_result, resolved: dict[str, str]) -> str:
+    """``os.path.realpath(path)`` of an existing ``path`` (``info``: its ``lstat``), its
+    folders taken from, or added to, ``resolved``."""
+    parts = path.split("/")
+    if parts[0] or "" in parts[1:] or "." in parts or ".." in parts:
+        return os.path.realpath(path)  # relative, `.`, `..`, extra slashes: realpath's own way
+    parent, name = os.path.split(path)
+    real_parent = _resolve(parent, resolved)
+    if real_parent == parent:  # no link above it: its own lstat says whether it is one
+        return os.path.realpath(path) if stat.S_ISLNK(info.st_mode) else path
+    here = os.path.join(real_parent, name)
+    return os.path.realpath(here) if os.path.islink(here) else here
+
+
+def _resolve(path: str, resolved: dict[str, str]) -> str:
+    """A plain absolute path's real path, its parent's taken from ``resolved`` if there."""
+    known = resolved.get(path)
+    if known is not None:
+        return known
+    parent, name = os.path.split(path)
+    if not name:  # the root
+        return path
+    here = os.path.join(_resolve(parent, resolved), name)
+    real = os.path.realpath(here) if os.path.islink(here) else here
+    resolved[path] = real
+    return real
 
 
 def _unique(paths: Iterable[str]) -> list[str]:
