@@ -68,45 +68,11 @@ def relay_runtime_patterns() -> list[str]:
 def secret_dirs(*, relays: bool = True) -> list[str]:
     """toolhost's folders no tool may reach: the runtime folders (the relays' that
     exist now included, unless ``relays`` is false) and the trust store's."""
+    from tools.fsio.listing import matching  # the temp folder, listed again only if changed
+
     patterns = relay_runtime_patterns() if relays else []
-    found = [path for pattern in patterns for path in matches_now(pattern)]
+    found = [path for pattern in patterns for path in matching(pattern)]
     return [*runtime_dirs(), *sorted(found), state_dir()]
-
-
-# A folder's ctime comes from a coarse clock: a name made in the same tick as a listing
-# can leave the ctime that listing saw. A folder changed this recently is listed again
-# (git's "racily clean" rule, as in tools.permission.git_files).
-_RACY_NS = 100_000_000
-_listings: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
-
-
-def matches_now(pattern: str) -> list[str]:
-    """``glob.glob(pattern)``, for a pattern whose wildcards are all in its last part.
-
-    The temp folder is listed whole to find the relays' folders in it, and every bash
-    call asks (hundreds of entries: a few tenths of a millisecond). Making, removing or
-    renaming a name in a folder changes its ctime, so while the ctime is the one the last
-    listing saw (and that listing was not racy), the same matches stand.
-    """
-    import glob
-    import time
-
-    folder = os.path.dirname(pattern)
-    try:
-        info = os.stat(folder)
-    except OSError:
-        return []
-    key = (info.st_dev, info.st_ino, info.st_ctime_ns)
-    known = _listings.get(pattern)
-    if known is not None and known[0] == key:
-        return list(known[1])
-    listed_at = time.time_ns()
-    found = glob.glob(pattern)
-    if info.st_ctime_ns < listed_at - _RACY_NS:
-        _listings[pattern] = (key, found)
-    else:
-        _listings.pop(pattern, None)
-    return list(found)
 
 
 class OwnFolders:

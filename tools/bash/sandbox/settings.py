@@ -33,11 +33,9 @@ both with its own list.
 
 from __future__ import annotations
 
-import fnmatch
 import glob
 import os
 import stat
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -45,6 +43,7 @@ from tools.bash.sandbox.masks import AGENT_CONFIG
 from tools.bash.sandbox.plan import MODES, NETWORKS, Mode, Network, Policy
 from tools.config.dirs import secret_dirs
 from tools.config.effective import Config, NetworkLists
+from tools.fsio.listing import matching
 from tools.permission.git_files import git_dirs as git_file_dirs
 from tools.permission.git_files import protected_git_paths, repositories
 from tools.permission.rules import Rule, expand_home, wildcard_match
@@ -267,51 +266,21 @@ def hidden_paths(configured: Sequence[str] | None) -> list[str]:
     runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
     patterns = DEFAULT_HIDDEN if configured is None else configured
     found: list[str] = []
-    listed: dict[str, list[str]] = {}
     for written in patterns:
         for pattern in _placeholders_filled(written):
             pattern = expand_home(pattern)
             if not os.path.isabs(pattern):
                 pattern = os.path.join(runtime, pattern)
-            found += _globbed(pattern, listed) if _WILDCARDS & set(pattern) else [pattern]
+            found += _globbed(pattern) if _WILDCARDS & set(pattern) else [pattern]
     return found
 
 
-# folder -> (its device, inode and mtime when listed, its names): every command's
-# policy looks in /tmp and the runtime folder for each pattern otherwise.
-_LISTED: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
-# A folder changed this recently is listed afresh every time: a name made in the same
-# clock tick as the change before could leave its mtime as it was (racy-git's rule).
-_SETTLED_NS = 100_000_000
-
-
-def _globbed(pattern: str, listed: dict[str, list[str]]) -> list[str]:
-    """``glob(pattern)``; when only its last part has wildcards, from its folder's names
-    listed once per policy (``listed``) and kept while the folder's mtime stays (a name
-    made, removed or renamed there changes it)."""
-    folder, name = os.path.split(pattern)
-    if _WILDCARDS & set(folder):
+def _globbed(pattern: str) -> list[str]:
+    """``sorted(glob(pattern))``; when only its last part has wildcards, from its folder's
+    names as last listed, if the folder is unchanged since (``tools.fsio.listing``)."""
+    if _WILDCARDS & set(os.path.dirname(pattern)):
         return sorted(glob.glob(pattern))
-    if folder not in listed:
-        listed[folder] = _names_in(folder)
-    dotted = name.startswith(".")  # as glob: a wildcard does not match a leading dot
-    matched = fnmatch.filter(listed[folder], name)
-    return sorted(os.path.join(folder, n) for n in matched if dotted or n[0] != ".")
-
-
-def _names_in(folder: str) -> list[str]:
-    try:
-        info = os.stat(folder)
-        key = (info.st_dev, info.st_ino, info.st_mtime_ns)
-        kept = _LISTED.get(folder)
-        if kept is not None and kept[0] == key:
-            return kept[1]
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    if time.time_ns() - info.st_mtime_ns > _SETTLED_NS:
-        _LISTED[folder] = (key, names)
-    return names
+    return matching(pattern)
 
 
 # Sockets a command may still reach: the journal (logging) and the name services
