@@ -43,10 +43,22 @@ def names_in(folder: str) -> list[str]:
     return names
 
 
+# pattern -> (the kept listing it was matched against, the matches): matching a pattern
+# against hundreds of names is most of a lookup's cost once the listing is kept.
+_matched: dict[str, tuple[list[str], list[str]]] = {}
+
+
 def matching(pattern: str) -> list[str]:
     """``sorted(glob.glob(pattern))`` for a pattern whose wildcards are all in its last
     part: a wildcard does not match a leading dot, as in glob."""
     folder, name = os.path.split(pattern)
+    names = names_in(folder)
+    known = _matched.get(pattern)
+    if known is not None and known[0] is names:  # the same kept listing, never changed
+        return list(known[1])
     dotted = name.startswith(".")
-    found = fnmatch.filter(names_in(folder), name)
-    return sorted(os.path.join(folder, n) for n in found if dotted or n[0] != ".")
+    found = fnmatch.filter(names, name)
+    result = sorted(os.path.join(folder, n) for n in found if dotted or n[0] != ".")
+    if _kept.get(folder, (None, None))[1] is names:
+        _matched[pattern] = (names, result)
+    return list(result)

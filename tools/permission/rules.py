@@ -6,6 +6,7 @@ concatenated, so a new source is one more list.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -130,10 +131,17 @@ def disabled_by_rules(permission: str, *rulesets: Iterable[Rule]) -> bool:
     return last is not None and last.pattern == "*" and last.action == "deny"
 
 
+@lru_cache(maxsize=4)
+def _home(home_variable: str | None) -> str:
+    """``Path.home()``, once per value of ``$HOME`` (which it follows): the sandbox's
+    plan expands a dozen ``~/`` paths on every bash call."""
+    return str(Path.home())
+
+
 def expand_home(pattern: str) -> str:
     if not pattern.startswith(("~", "$HOME")):  # most: no need to look the home up
         return pattern
-    home = str(Path.home())
+    home = _home(os.environ.get("HOME"))
     if pattern == "~" or pattern == "$HOME":
         return home
     for prefix in ("~/", "$HOME/"):
