@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from _common import frame, read_frame
 
 
-async def serve() -> None:
+def echo(params: Any) -> Any:
+    return params
+
+
+async def serve(answer: Callable[[Any], Any] = echo) -> None:
+    """``answer``: a request's result from its params (``baseline_echo_read.py`` has its own)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -22,9 +29,8 @@ async def serve() -> None:
         if message.get("method") == "exit":
             return
         if "id" in message and "method" in message:
-            out.write(
-                frame({"jsonrpc": "2.0", "id": message["id"], "result": message.get("params")})
-            )
+            result = answer(message.get("params"))
+            out.write(frame({"jsonrpc": "2.0", "id": message["id"], "result": result}))
             out.flush()
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
+from typing import Any
 
-from _common import frame, read_frame
+from baseline_echo import serve
 
 
 def read_result(path: str) -> dict[str, object]:
@@ -38,22 +38,12 @@ def read_result(path: str) -> dict[str, object]:
     }
 
 
-async def serve() -> None:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    out = sys.stdout.buffer
-    while (message := await read_frame(reader)) is not None:
-        if message.get("method") == "exit":
-            return
-        if "id" in message and "method" in message:
-            params = message.get("params")
-            args = params.get("args") if isinstance(params, dict) else None
-            path = args.get("filePath") if isinstance(args, dict) else None
-            result = read_result(path) if isinstance(path, str) else params
-            out.write(frame({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-            out.flush()
+def answer(params: Any) -> Any:
+    """A read's result for a ``tools/execute`` naming a file; else the params, echoed."""
+    args = params.get("args") if isinstance(params, dict) else None
+    path = args.get("filePath") if isinstance(args, dict) else None
+    return read_result(path) if isinstance(path, str) else params
 
 
 if __name__ == "__main__":
-    asyncio.run(serve())
+    asyncio.run(serve(answer))
