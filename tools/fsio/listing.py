@@ -59,6 +59,5 @@ def matching(pattern: str) -> list[str]:
     dotted = name.startswith(".")
     found = fnmatch.filter(names, name)
     result = sorted(os.path.join(folder, n) for n in found if dotted or n[0] != ".")
-    if _kept.get(folder, (None, None))[1] is names:
-        _matched[pattern] = (names, result)
+    _matched[pattern] = (names, result)  # a listing not kept is never handed out again
     return list(result)
